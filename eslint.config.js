@@ -1,0 +1,25 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.purser/**', 'bench/results/**', 'devnet/build/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'Use the clock port (deps.clock.now()) instead of Date.now().',
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/core/clock.ts', 'test/**', 'bench/**', 'src/**/*.test.ts', 'devnet/**'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+);

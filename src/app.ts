@@ -1,0 +1,105 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { AppDeps } from './deps.ts';
+import { AppError } from './core/errors/app-error.ts';
+import { sendError, toAppError } from './core/http/error-renderer.ts';
+import { registerRoutes, type RegisteredRoutes } from './core/http/register.ts';
+import type { RouteDefinition } from './core/http/route-table.ts';
+import { validatorCompiler } from './core/http/validation.ts';
+import { newId } from './core/ids.ts';
+import { routeTable } from './routes.ts';
+
+export const API_VERSION = '0.1.0';
+
+export interface BuildAppOptions {
+  /** Routes beyond the table (tests register probes through the same layers). */
+  extraRoutes?: RouteDefinition[];
+}
+
+export interface App {
+  fastify: FastifyInstance;
+  routes: RegisteredRoutes;
+}
+
+/** Builds the HTTP app from its dependencies. Does not listen; `fastify.listen` or `inject` does. */
+export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<App> {
+  const { config } = deps;
+  const fastify = Fastify({
+    loggerInstance: deps.log,
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    bodyLimit: config.bodyLimitBytes,
+    return503OnClosing: true,
+    trustProxy: false,
+  });
+  fastify.setValidatorCompiler(validatorCompiler);
+
+  fastify.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  await fastify.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: (_req, context) =>
+      new AppError('RATE_LIMITED', `Too many requests: at most ${context.max} per minute from one address.`, {
+        headers: { 'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))) },
+      }),
+  });
+
+  await fastify.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Purser treasury API',
+        version: API_VERSION,
+        description:
+          'Treasury infrastructure for autonomous agents. Errors use one body: ' +
+          '`{code, message, remediation, docs_url, request_id, next?}`; see /docs/errors.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Session token or API key' } },
+      },
+    },
+  });
+  await fastify.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+
+  fastify.setErrorHandler((err, req, reply) => {
+    const appError = toAppError(err, config.bodyLimitBytes);
+    if (appError.status >= 500) {
+      const level = appError.code === 'UNAVAILABLE' || appError.code === 'DEADLINE_EXCEEDED' ? 'warn' : 'error';
+      req.log[level]({ err, code: appError.code }, 'request failed');
+    }
+    return sendError(reply, req, appError, config.publicUrl);
+  });
+
+  let registered: RegisteredRoutes | undefined;
+  fastify.setNotFoundHandler((req, reply) => {
+    const allowed = registered?.allowedMethods(req.url) ?? [];
+    if (allowed.length > 0) {
+      return sendError(
+        reply,
+        req,
+        new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on this path; use ${allowed.join(', ')}.`, {
+          headers: { allow: allowed.join(', ') },
+        }),
+        config.publicUrl,
+      );
+    }
+    return sendError(
+      reply,
+      req,
+      new AppError('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}.`, {
+        remediation: 'Check the path against the API reference at /docs.',
+        next: [{ method: 'GET', path: '/v1/openapi.json', why: 'lists every route of this API' }],
+      }),
+      config.publicUrl,
+    );
+  });
+
+  registered = registerRoutes(fastify, [...routeTable, ...(options.extraRoutes ?? [])], deps);
+  await fastify.ready();
+  return { fastify, routes: registered };
+}

@@ -1,0 +1,182 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { PGlite } from '@electric-sql/pglite';
+import type { Config } from '../../config.ts';
+import type { Database } from './schema.ts';
+
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+/** Either the pool or an open transaction: functions that write in the caller's transaction take this. */
+export type DbExecutor = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'postgres' | 'pglite';
+  /** The raw pool, for the few places that need plain SQL outside Kysely (migrations, health). */
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+// int8 and numeric stay strings (money never passes through a float); timestamps become Dates.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
+
+export interface OpenDatabaseOptions {
+  /** Use this PGlite instance instead of opening the data directory (tests). */
+  pglite?: PGlite;
+  /** Called when the pool reports a background connection error (the database went away). */
+  onPoolError?: (err: Error) => void;
+}
+
+/** Opens PostgreSQL when DATABASE_URL is set, else the embedded PGlite database (development only). */
+export async function openDatabase(config: Config, options: OpenDatabaseOptions = {}): Promise<DatabaseHandle> {
+  if (config.databaseUrl) return openPostgres(config.databaseUrl, config.databasePoolSize, options);
+  if (config.env === 'production') {
+    throw new Error('The embedded database is refused in production: set DATABASE_URL to a PostgreSQL server.');
+  }
+  return openPglite(config.dataDir, options);
+}
+
+export function openPostgres(url: string, poolSize: number, options: OpenDatabaseOptions = {}): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    // Keeps a dead server from hanging a request forever after a network cut.
+    keepAlive: true,
+  });
+  pool.on('error', (err) => options.onPoolError?.(err));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    kind: 'postgres',
+    pool,
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}
+
+async function openPglite(dataDir: string, options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
+  let instance = options.pglite;
+  let release: (() => void) | null = null;
+  if (!instance) {
+    const dir = resolve(dataDir);
+    mkdirSync(dir, { recursive: true });
+    release = takeDataDirLock(dir);
+    try {
+      const { PGlite } = await import('@electric-sql/pglite');
+      instance = await PGlite.create(join(dir, 'pgdata'));
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+  const owned = !options.pglite;
+  const pglite = instance;
+  const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 } as pg.PoolConfig);
+  pool.on('error', (err) => options.onPoolError?.(err));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    kind: 'pglite',
+    pool,
+    close: async () => {
+      await db.destroy();
+      if (owned) await pglite.close();
+      release?.();
+    },
+  };
+}
+
+/**
+ * PGlite is single-process: two processes on one data directory corrupt it. A lock file holding
+ * the owner's pid refuses the second one with a clear message; a lock left by a dead process is taken over.
+ */
+export function takeDataDirLock(dir: string): () => void {
+  const lockPath = join(dir, 'purser.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockPath, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        try {
+          if (readFileSync(lockPath, 'utf8') === String(process.pid)) rmSync(lockPath);
+        } catch {
+          // already gone
+        }
+      };
+      process.once('exit', release);
+      return release;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const owner = Number(readFileSync(lockPath, 'utf8').trim());
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+        throw new Error(
+          `The embedded database at ${dir} is in use by another Purser process (pid ${owner}). ` +
+            'Stop that process, point PURSER_DATA_DIR at another directory, or set DATABASE_URL to use PostgreSQL.',
+        );
+      }
+      rmSync(lockPath, { force: true });
+    }
+  }
+  throw new Error(`Could not take the lock file ${lockPath}.`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */
+export function withTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(fn);
+}
+
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
+
+/** True when an error means the database is unreachable rather than that a statement failed. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
+    const message = (e as { message?: unknown }).message;
+    if (
+      typeof message === 'string' &&
+      /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|terminating connection/i.test(
+        message,
+      )
+    ) {
+      return true;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,0 +1,41 @@
+import { ERROR_CODES, type ErrorCode } from './codes.ts';
+
+export interface NextStep {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  why: string;
+}
+
+export interface AppErrorOptions {
+  status?: number;
+  remediation?: string;
+  next?: NextStep[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** Every error a client sees. The message is safe to show; never put a secret in it. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly remediation: string;
+  readonly next: NextStep[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = options.status ?? ERROR_CODES[code].status;
+    this.remediation = options.remediation ?? ERROR_CODES[code].remediation;
+    this.next = options.next;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export const invalidRequest = (message: string, options?: AppErrorOptions) =>
+  new AppError('INVALID_REQUEST', message, options);
+export const notFound = (message = 'Not found.', options?: AppErrorOptions) =>
+  new AppError('NOT_FOUND', message, options);
+export const unavailable = (message: string, options?: AppErrorOptions) =>
+  new AppError('UNAVAILABLE', message, options);

@@ -1,0 +1,175 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import { canonicalJson } from '../canonical-json.ts';
+import type { Clock } from '../clock.ts';
+import type { Db, Tx } from '../db/database.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { RouteResult } from './route-table.ts';
+
+export const IDEMPOTENCY_TTL_MS = 7 * 24 * 3600 * 1000;
+/** How long a duplicate waits for the first request with its key before answering 409. */
+const IN_FLIGHT_WAIT = '3s';
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+export interface IdempotencyScope {
+  /** The credential's account id, or `ip:<address>` on public routes. */
+  scope: string;
+  method: string;
+  path: string;
+  key: string;
+  fingerprint: string;
+}
+
+export interface MutationResult extends RouteResult {
+  /** The exact bytes sent, so a replay is byte-identical. */
+  text: string;
+  replayed: boolean;
+}
+
+/** Validates the Idempotency-Key header value; returns null when absent. */
+export function readIdempotencyKey(header: string | string[] | undefined): string | null {
+  if (header === undefined) return null;
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || !KEY_PATTERN.test(value)) {
+    throw new AppError('INVALID_REQUEST', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.', {
+      remediation: 'Send a unique key per logical request, for example a UUID.',
+    });
+  }
+  return value;
+}
+
+export function fingerprintOf(method: string, path: string, query: unknown, body: unknown): string {
+  return createHash('sha256')
+    .update(canonicalJson({ method, path, query: query ?? null, body: body ?? null }))
+    .digest('hex');
+}
+
+/**
+ * Responses worth replaying: successes that describe a finished outcome. 202 (pending: re-read
+ * it), 402 (a retry carrying X-PAYMENT must be processed) and errors are never stored; an error
+ * rolled the transaction back, so a retry simply runs again.
+ */
+export function isStorable(status: number): boolean {
+  return status >= 200 && status < 300 && status !== 202;
+}
+
+function serialize(result: RouteResult): string {
+  return JSON.stringify(result.body);
+}
+
+/**
+ * Runs a mutation with an optional Idempotency-Key. The claim, the domain write and the stored
+ * response commit in one transaction; a concurrent duplicate blocks on the claim's unique key,
+ * then replays what the first committed (409 if the first is still running after a short wait);
+ * the same key with another payload is 422 IDEMPOTENCY_CONFLICT.
+ */
+export async function runIdempotent(
+  db: Db,
+  clock: Clock,
+  scope: IdempotencyScope | null,
+  fn: (tx: Tx) => Promise<RouteResult>,
+): Promise<MutationResult> {
+  if (!scope) {
+    const result = await db.transaction().execute(fn);
+    return { ...result, text: serialize(result), replayed: false };
+  }
+  const stored = await findStored(db, clock, scope);
+  if (stored) return replay(stored, scope);
+
+  let claimLost = false;
+  try {
+    return await db.transaction().execute(async (tx) => {
+      await sql`SELECT set_config('lock_timeout', ${IN_FLIGHT_WAIT}, true)`.execute(tx);
+      const now = clock.now();
+      const claimed = await sql<{ claimed: number }>`
+        INSERT INTO idempotency_keys
+          (scope, method, path, key, fingerprint, response_status, response_body, response_type, created_at, expires_at)
+        VALUES (${scope.scope}, ${scope.method}, ${scope.path}, ${scope.key}, ${scope.fingerprint}, 0, '', '',
+                ${now}, ${new Date(now.getTime() + IDEMPOTENCY_TTL_MS)})
+        ON CONFLICT (scope, method, path, key) DO UPDATE
+          SET fingerprint = EXCLUDED.fingerprint, response_status = 0, response_body = '', response_type = '',
+              created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+          WHERE idempotency_keys.expires_at <= ${now}
+        RETURNING 1 AS claimed`.execute(tx);
+      if (claimed.rows.length === 0) {
+        claimLost = true;
+        throw new ClaimLost();
+      }
+      const result = await fn(tx);
+      const text = serialize(result);
+      if (isStorable(result.status)) {
+        const replayText = result.replayBody === undefined ? text : JSON.stringify(result.replayBody);
+        await tx
+          .updateTable('idempotency_keys')
+          .set({ response_status: result.status, response_body: replayText, response_type: 'application/json' })
+          .where('scope', '=', scope.scope)
+          .where('method', '=', scope.method)
+          .where('path', '=', scope.path)
+          .where('key', '=', scope.key)
+          .execute();
+      } else {
+        await tx
+          .deleteFrom('idempotency_keys')
+          .where('scope', '=', scope.scope)
+          .where('method', '=', scope.method)
+          .where('path', '=', scope.path)
+          .where('key', '=', scope.key)
+          .execute();
+      }
+      return { ...result, text, replayed: false };
+    });
+  } catch (err) {
+    if (claimLost) {
+      const row = await findStored(db, clock, scope);
+      if (row) return replay(row, scope);
+      throw inFlight();
+    }
+    if ((err as { code?: string }).code === '55P03') throw inFlight();
+    throw err;
+  }
+}
+
+class ClaimLost extends Error {}
+
+function inFlight(): AppError {
+  return new AppError(
+    'IDEMPOTENCY_CONFLICT',
+    'A request with this Idempotency-Key is still in flight.',
+    { status: 409, remediation: 'Wait a moment and retry with the same key; the first result will be replayed.' },
+  );
+}
+
+interface StoredResponse {
+  fingerprint: string;
+  response_status: number;
+  response_body: string;
+}
+
+async function findStored(db: Db, clock: Clock, scope: IdempotencyScope): Promise<StoredResponse | undefined> {
+  return db
+    .selectFrom('idempotency_keys')
+    .select(['fingerprint', 'response_status', 'response_body'])
+    .where('scope', '=', scope.scope)
+    .where('method', '=', scope.method)
+    .where('path', '=', scope.path)
+    .where('key', '=', scope.key)
+    .where('expires_at', '>', clock.now())
+    .where('response_status', '>', 0)
+    .executeTakeFirst();
+}
+
+function replay(row: StoredResponse, scope: IdempotencyScope): MutationResult {
+  if (row.fingerprint !== scope.fingerprint) {
+    throw new AppError(
+      'IDEMPOTENCY_CONFLICT',
+      'This Idempotency-Key was already used with a different request payload.',
+    );
+  }
+  return {
+    status: row.response_status,
+    body: JSON.parse(row.response_body) as unknown,
+    text: row.response_body,
+    headers: { 'idempotent-replayed': 'true' },
+    replayed: true,
+  };
+}

@@ -1,0 +1,137 @@
+import FindMyWay from 'find-my-way';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../../deps.ts';
+import { AppError } from '../errors/app-error.ts';
+import { Deadline } from './deadline.ts';
+import { fingerprintOf, readIdempotencyKey, runIdempotent } from './idempotency.ts';
+import type { HttpMethod, Principal, RouteContext, RouteDefinition, RouteResult } from './route-table.ts';
+
+export interface RegisteredRoutes {
+  routes: RouteDefinition[];
+  /** Methods that a concrete path accepts, for 405 answers. */
+  allowedMethods(url: string): HttpMethod[];
+}
+
+const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE'];
+
+/** Registers every route of the table on the app, each behind the shared guard and layers. */
+export function registerRoutes(app: FastifyInstance, table: RouteDefinition[], deps: AppDeps): RegisteredRoutes {
+  const mounted = table.filter((r) => !(r.devOnly && deps.config.env === 'production'));
+  const seen = new Set<string>();
+  const router = FindMyWay();
+  for (const route of mounted) {
+    const id = `${route.method} ${route.url}`;
+    if (seen.has(id)) throw new Error(`Route ${id} is defined twice`);
+    seen.add(id);
+    router.on(route.method, route.url.replace(/\{(\w+)\}/g, ':$1'), () => undefined);
+    mountRoute(app, route, deps);
+  }
+  return {
+    routes: mounted,
+    allowedMethods: (url) => {
+      const path = url.split('?')[0] ?? url;
+      return METHODS.filter((m) => router.find(m, path) !== null);
+    },
+  };
+}
+
+function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps): void {
+  const rateLimited = route.rateLimited ?? route.class === 'public';
+  const idempotent = route.idempotent ?? route.method !== 'GET';
+  const { response, ...inputSchemas } = route.schema;
+  app.route({
+    method: route.method,
+    url: route.url.replace(/\{(\w+)\}/g, ':$1'),
+    schema: {
+      ...inputSchemas,
+      response,
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: route.tags,
+      ...(route.class !== 'public' ? { security: [{ bearer: [] }] } : {}),
+    },
+    config: rateLimited
+      ? { rateLimit: { max: deps.config.publicRateLimitPerMinute, timeWindow: 60_000 } }
+      : { rateLimit: false },
+    handler: async (req, reply) => {
+      const principal = await authenticate(req, route, deps);
+      const deadline = new Deadline(route.budgetMs ?? deps.config.requestBudgetMs);
+      const key = idempotent ? readIdempotencyKey(req.headers['idempotency-key']) : null;
+      const path = req.url.split('?')[0] ?? req.url;
+      const clientIp = req.ip;
+      let mutated = false;
+      const ctx: RouteContext<typeof route.schema> = {
+        req,
+        reply,
+        body: req.body as never,
+        query: req.query as never,
+        params: req.params as never,
+        deps,
+        deadline,
+        requestId: req.id,
+        principal,
+        clientIp,
+        userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,
+        mutate: async (fn) => {
+          if (mutated) throw new Error(`${route.operationId}: mutate() may run once per request`);
+          mutated = true;
+          const scope = key
+            ? {
+                scope: principal ? principal.accountId : `ip:${clientIp}`,
+                method: route.method,
+                path,
+                key,
+                fingerprint: fingerprintOf(route.method, path, req.query, req.body),
+              }
+            : null;
+          const result = await runIdempotent(deps.db, deps.clock, scope, fn);
+          return result;
+        },
+      };
+      const result = await withBudget(route.handler(ctx), deadline);
+      if (result.headers) reply.headers(result.headers);
+      if (result.raw) return reply.code(result.status).type(result.raw.contentType).send(result.raw.text);
+      return reply
+        .code(result.status)
+        .type('application/json; charset=utf-8')
+        .send('text' in result && typeof result.text === 'string' ? result.text : JSON.stringify(result.body));
+    },
+  });
+}
+
+async function authenticate(req: FastifyRequest, route: RouteDefinition, deps: AppDeps): Promise<Principal | null> {
+  if (route.class === 'public') return null;
+  return deps.authenticator.authenticate(req, route);
+}
+
+/**
+ * Races the handler against its time budget. A handler that checks its deadline gets a precise
+ * 504 from its own check; this outer bound answers for one that is stuck in a call.
+ */
+async function withBudget(work: Promise<RouteResult>, deadline: Deadline): Promise<RouteResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const sent = deadline.transmitted.length
+        ? ` Already transmitted: ${deadline.transmitted.join(', ')}.`
+        : ' Nothing is known to have been transmitted.';
+      reject(
+        new AppError(
+          'DEADLINE_EXCEEDED',
+          `The request did not finish within its ${deadline.budgetMs} ms time budget.${sent}`,
+          {
+            remediation:
+              'Retry with the same Idempotency-Key: anything the first attempt committed is replayed, not repeated.',
+          },
+        ),
+      );
+    }, deadline.budgetMs);
+  });
+  try {
+    return await Promise.race([work, expiry]);
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => undefined); // a late failure of an abandoned handler is not unhandled
+  }
+}

@@ -1,0 +1,106 @@
+// The declarative route table: every endpoint is registered through a RouteDefinition, and the
+// guard, the idempotency layer, the OpenAPI document and the scope-matrix test all read it.
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Static, TSchema } from 'typebox';
+import type { AppDeps } from '../../deps.ts';
+import type { Tx } from '../db/database.ts';
+import type { Deadline } from './deadline.ts';
+
+/** public: no credential. bearer: session or API key. executor: signed in as the treasury executor. operator: operator token. */
+export type RouteClass = 'public' | 'bearer' | 'executor' | 'operator';
+export type Scope = 'read' | 'write' | 'admin' | 'supervisor';
+/** Who may call a bearer route beyond its scope: some routes admit only sessions and certain key scopes. */
+export type ScopeRule = Scope | 'session-or-admin' | 'session-admin-or-supervisor';
+
+/** Where a wallet-bearing route finds the wallet(s) it acts for. */
+export interface WalletLocator {
+  in: 'body' | 'query' | 'params';
+  field: string;
+  /** The field holds an array of wallets, or an array of objects each with `itemField`. */
+  many?: boolean;
+  itemField?: string;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface RouteSchemas {
+  body?: TSchema;
+  querystring?: TSchema;
+  params?: TSchema;
+  /** Response schemas by status, for the OpenAPI document. */
+  response: Record<number, TSchema>;
+}
+
+type Part<S extends RouteSchemas, K extends 'body' | 'querystring' | 'params'> = S[K] extends TSchema
+  ? Static<S[K]>
+  : undefined;
+
+/** The authenticated caller. Filled in by the authenticator port (identity module). */
+export interface Principal {
+  accountId: string;
+  kind: 'session' | 'key';
+  credentialId: string;
+  scopes: Scope[];
+  /** Wallet pin of an API key, or null when unpinned. */
+  wallets: string[] | null;
+  address: string;
+}
+
+export interface RouteResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** Send this text with `contentType` instead of the JSON of `body` (docs pages). */
+  raw?: { text: string; contentType: string };
+  /** The body stored for Idempotency-Key replays when it must differ (tokens nulled). */
+  replayBody?: unknown;
+}
+
+export interface RouteContext<S extends RouteSchemas> {
+  req: FastifyRequest;
+  reply: FastifyReply;
+  body: Part<S, 'body'>;
+  query: Part<S, 'querystring'>;
+  params: Part<S, 'params'>;
+  deps: AppDeps;
+  deadline: Deadline;
+  requestId: string;
+  principal: Principal | null;
+  clientIp: string;
+  userAgent: string | null;
+  /**
+   * Runs `fn` in one transaction together with the Idempotency-Key claim and the stored
+   * response, so a retry replays exactly what the first attempt committed.
+   */
+  mutate(fn: (tx: Tx) => Promise<RouteResult>): Promise<RouteResult>;
+}
+
+export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {
+  method: HttpMethod;
+  url: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  class: RouteClass;
+  /** Required scope of bearer routes; ignored on other classes. */
+  scope?: ScopeRule;
+  /** How a wallet-bearing route finds its wallet; false when the route is not wallet-bearing. */
+  wallet: WalletLocator | false;
+  /** Mutations honour Idempotency-Key (default: every method but GET). */
+  idempotent?: boolean;
+  /** Per-IP rate limit (default: public routes). */
+  rateLimited?: boolean;
+  /** Mounted only in development (dev helpers under /v1/dev/). */
+  devOnly?: boolean;
+  /** Overrides the configured time budget, in milliseconds. */
+  budgetMs?: number;
+  schema: S;
+  handler(ctx: RouteContext<S>): Promise<RouteResult>;
+}
+
+/** Keeps the schema types of one route together; the table itself is a plain array. */
+export function defineRoute<S extends RouteSchemas>(route: RouteDefinition<S>): RouteDefinition {
+  return route as unknown as RouteDefinition;
+}

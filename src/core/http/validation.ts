@@ -1,0 +1,82 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+// ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as typeof addFormatsModule.default;
+
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true, // list every bad field, not just the first
+    removeAdditional: false, // unknown fields are rejected by name, never silently dropped
+    useDefaults: true,
+    coerceTypes: coerce,
+    strict: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+// Bodies are JSON and must carry the right types; query strings and path parameters are text
+// and are coerced to the schema's integers.
+const bodyAjv = makeAjv(false);
+const textAjv = makeAjv(true);
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+  return ajv.compile(schema as object) as ValidateFunction;
+};
+
+/** Turns ajv errors into one sentence naming every bad field. */
+export function describeValidationErrors(errors: ErrorObject[], part: string): string {
+  const problems = new Set<string>();
+  for (const e of errors) {
+    const at = fieldName(part, e.instancePath);
+    switch (e.keyword) {
+      case 'additionalProperties':
+        problems.add(`unknown field ${joinField(at, String(e.params['additionalProperty']))}`);
+        break;
+      case 'required':
+        problems.add(`${joinField(at, String(e.params['missingProperty']))} is required`);
+        break;
+      case 'type':
+        problems.add(`${at} must be ${articled(String(e.params['type']))}`);
+        break;
+      case 'enum':
+        problems.add(`${at} must be one of ${(e.params['allowedValues'] as unknown[]).map(String).join(', ')}`);
+        break;
+      case 'const':
+        problems.add(`${at} must be ${JSON.stringify(e.params['allowedValue'])}`);
+        break;
+      case 'pattern':
+        problems.add(`${at} has an invalid format`);
+        break;
+      case 'anyOf':
+      case 'oneOf':
+        // the branch errors above already explain it
+        if (errors.length === 1) problems.add(`${at} is invalid`);
+        break;
+      default:
+        problems.add(`${at} ${e.message ?? 'is invalid'}`);
+    }
+  }
+  return `Invalid ${part}: ${[...problems].join('; ')}.`;
+}
+
+function fieldName(part: string, instancePath: string): string {
+  if (!instancePath) return part;
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
+}
+
+function joinField(parent: string, child: string): string {
+  return parent === 'body' || parent === 'querystring' || parent === 'params' ? child : `${parent}.${child}`;
+}
+
+function articled(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}

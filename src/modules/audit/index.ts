@@ -1,0 +1,51 @@
+import type { Clock } from '../../core/clock.ts';
+import type { DbExecutor } from '../../core/db/database.ts';
+import { newId } from '../../core/ids.ts';
+import { insertAudit, listAudit } from './store.ts';
+
+export interface NetworkContext {
+  clientIp: string | null;
+  userAgent: string | null;
+}
+
+export interface RecordAuditParameters {
+  accountId: string | null;
+  /** `session:<id>`, `key:<id>`, `operator` or `system`. */
+  actor: string;
+  action: string;
+  subject?: string | null;
+  details?: Record<string, unknown>;
+  network?: NetworkContext | null;
+}
+
+export const USER_AGENT_MAX = 200;
+
+/** Records an audit fact in the caller's transaction. Never pass secrets in `details`. */
+export async function recordAudit(tx: DbExecutor, clock: Clock, params: RecordAuditParameters): Promise<string> {
+  const id = newId('aud');
+  const now = clock.now();
+  await insertAudit(
+    tx,
+    {
+      id,
+      account_id: params.accountId,
+      actor: params.actor,
+      action: params.action,
+      subject: params.subject ?? null,
+      details: params.details ?? {},
+      created_at: now,
+    },
+    params.network
+      ? {
+          audit_id: id,
+          account_id: params.accountId,
+          client_ip: params.network.clientIp,
+          user_agent: params.network.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
+          created_at: now,
+        }
+      : null,
+  );
+  return id;
+}
+
+export { listAudit };

@@ -1,0 +1,61 @@
+import type { Generated, Insertable } from 'kysely';
+import type { DbExecutor } from '../../core/db/database.ts';
+import type { Timestamp } from '../../core/db/schema.ts';
+
+export interface AuditLogTable {
+  seq: Generated<string>;
+  id: string;
+  account_id: string | null;
+  actor: string;
+  action: string;
+  subject: string | null;
+  details: unknown;
+  created_at: Timestamp;
+}
+
+export interface NetworkContextTable {
+  audit_id: string;
+  account_id: string | null;
+  client_ip: string | null;
+  user_agent: string | null;
+  created_at: Timestamp;
+}
+
+declare module '../../core/db/schema.ts' {
+  interface Database {
+    audit_log: AuditLogTable;
+    network_context: NetworkContextTable;
+  }
+}
+
+export async function insertAudit(
+  db: DbExecutor,
+  row: Insertable<AuditLogTable>,
+  network: Insertable<NetworkContextTable> | null,
+): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({ ...row, details: JSON.stringify(row.details ?? {}) })
+    .execute();
+  if (network) await db.insertInto('network_context').values(network).execute();
+}
+
+export async function listAudit(db: DbExecutor, accountId: string, limit: number) {
+  return db
+    .selectFrom('audit_log')
+    .leftJoin('network_context', 'network_context.audit_id', 'audit_log.id')
+    .select([
+      'audit_log.id',
+      'audit_log.actor',
+      'audit_log.action',
+      'audit_log.subject',
+      'audit_log.details',
+      'audit_log.created_at',
+      'network_context.client_ip',
+      'network_context.user_agent',
+    ])
+    .where('audit_log.account_id', '=', accountId)
+    .orderBy('audit_log.seq', 'desc')
+    .limit(limit)
+    .execute();
+}
