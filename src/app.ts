@@ -33,8 +33,16 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     bodyLimit: config.bodyLimitBytes,
     return503OnClosing: true,
     trustProxy: false,
+    // Errors raised before routing (a path that is not a valid URL, an over-long path parameter)
+    // get the spec's error body too, not Fastify's own.
+    frameworkErrors: (err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      void sendError(reply, req, toAppError(err, config.bodyLimitBytes), config.publicUrl);
+    },
   });
   fastify.setValidatorCompiler(validatorCompiler);
+  // Bodies are JSON only: a text/plain body would otherwise reach validation as a string.
+  fastify.removeContentTypeParser('text/plain');
 
   fastify.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
@@ -60,7 +68,9 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       },
       servers: [{ url: config.publicUrl }],
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Session token or API key' } },
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Session token or API key' },
+        },
       },
     },
   });
@@ -69,22 +79,27 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   fastify.setErrorHandler((err, req, reply) => {
     const appError = toAppError(err, config.bodyLimitBytes);
     if (appError.status >= 500) {
-      const level = appError.code === 'UNAVAILABLE' || appError.code === 'DEADLINE_EXCEEDED' ? 'warn' : 'error';
+      const level =
+        appError.code === 'UNAVAILABLE' || appError.code === 'DEADLINE_EXCEEDED' ? 'warn' : 'error';
       req.log[level]({ err, code: appError.code }, 'request failed');
     }
     return sendError(reply, req, appError, config.publicUrl);
   });
 
-  let registered: RegisteredRoutes | undefined;
+  const registered = registerRoutes(fastify, [...routeTable, ...(options.extraRoutes ?? [])], deps);
   fastify.setNotFoundHandler((req, reply) => {
-    const allowed = registered?.allowedMethods(req.url) ?? [];
+    const allowed = registered.allowedMethods(req.url);
     if (allowed.length > 0) {
       return sendError(
         reply,
         req,
-        new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on this path; use ${allowed.join(', ')}.`, {
-          headers: { allow: allowed.join(', ') },
-        }),
+        new AppError(
+          'METHOD_NOT_ALLOWED',
+          `${req.method} is not allowed on this path; use ${allowed.join(', ')}.`,
+          {
+            headers: { allow: allowed.join(', ') },
+          },
+        ),
         config.publicUrl,
       );
     }
@@ -99,7 +114,6 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     );
   });
 
-  registered = registerRoutes(fastify, [...routeTable, ...(options.extraRoutes ?? [])], deps);
   await fastify.ready();
   return { fastify, routes: registered };
 }

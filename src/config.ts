@@ -84,10 +84,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const host = str('HOST') ?? '127.0.0.1';
   const port = int('PORT', 8080, 0, 65535);
-  const publicUrl = (str('PURSER_PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(
-    /\/+$/,
-    '',
-  );
+  const publicUrl = (
+    str('PURSER_PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  ).replace(/\/+$/, '');
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push(`PURSER_PUBLIC_URL must be an http(s) URL`);
 
   const databaseUrl = str('DATABASE_URL') ?? null;
@@ -103,7 +102,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const devnetChainsRaw = str('DEVNET_CHAINS') ?? '84532,8453,137';
   const devnetChainIds = devnetChainsRaw.split(',').map((s) => Number(s.trim()));
   if (devnetChainIds.some((c) => !SUPPORTED_CHAINS.includes(c))) {
-    problems.push(`DEVNET_CHAINS must list chain ids among ${SUPPORTED_CHAINS.join(', ')} (got "${devnetChainsRaw}")`);
+    problems.push(
+      `DEVNET_CHAINS must list chain ids among ${SUPPORTED_CHAINS.join(', ')} (got "${devnetChainsRaw}")`,
+    );
   }
   const devnetEnabled = production ? false : bool('DEVNET', true);
 
@@ -117,7 +118,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       if (!rpcUrls[chainId]) missing.push(`RPC_URL_${chainId}`);
     }
     if (missing.length > 0) problems.push(`production requires these settings: ${missing.join(', ')}`);
-    if (str('DEVNET') !== undefined && bool('DEVNET', false)) problems.push('DEVNET cannot be on in production');
+    if (str('DEVNET') !== undefined && bool('DEVNET', false))
+      problems.push('DEVNET cannot be on in production');
   }
   if (sealingKey && !isKey32(sealingKey)) {
     problems.push('PURSER_SEALING_KEY must be 32 bytes, as 64 hex characters or base64');
@@ -144,7 +146,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       basePort: int('DEVNET_BASE_PORT', 8545, 0, 65535),
     },
     screening: {
-      sdnUrl: str('SDN_XML_URL') ?? 'https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/SDN.XML',
+      sdnUrl:
+        str('SDN_XML_URL') ??
+        'https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/SDN.XML',
     },
     jobs: {
       runWorkers: bool('RUN_WORKERS', true),

@@ -2,10 +2,14 @@
 // from any mix of real and sandbox parts.
 
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { ChainPort } from './adapters/chain/port.ts';
 import type { Config } from './config.ts';
 import type { Clock } from './core/clock.ts';
 import type { Db } from './core/db/database.ts';
 import type { Principal, RouteDefinition } from './core/http/route-table.ts';
+import type { DevnetInfo } from './devnet/devnet.ts';
+import type { TokenRegistry } from './modules/registry/index.ts';
+import type { ScreeningProvider } from './modules/screening/index.ts';
 
 export interface Authenticator {
   /** Resolves the bearer credential of a request; throws UNAUTHORIZED or FORBIDDEN. */
@@ -19,4 +23,12 @@ export interface AppDeps {
   clock: Clock;
   log: FastifyBaseLogger;
   authenticator: Authenticator;
+  /** Built once at start (in development with the devnet's addresses); absent: the real addresses. */
+  tokenRegistry?: TokenRegistry;
+  /** EVM chains, one JSON-RPC endpoint per chain id (the devnet's anvils in development). */
+  chain?: ChainPort;
+  /** The running devnet, in development only; the faucet uses it. */
+  devnet?: DevnetInfo;
+  /** Screening providers consulted beside the stored OFAC SDN list (none by default). */
+  screeningProviders?: ScreeningProvider[];
 }

@@ -2,7 +2,18 @@
 // and the scope-matrix test read it; add a module's routes here.
 
 import type { RouteDefinition } from './core/http/route-table.ts';
+import { devRoutes } from './modules/dev/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
+import { feedbackRoutes } from './modules/feedback/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
+import { registryRoutes } from './modules/registry/routes.ts';
+import { screeningRoutes } from './modules/screening/routes.ts';
 
-export const routeTable: RouteDefinition[] = [...healthRoutes, ...docsRoutes];
+export const routeTable: RouteDefinition[] = [
+  ...healthRoutes,
+  ...docsRoutes,
+  ...registryRoutes,
+  ...screeningRoutes,
+  ...feedbackRoutes,
+  ...devRoutes,
+];

@@ -30,24 +30,41 @@ export interface OpenDatabaseOptions {
 }
 
 /** Opens PostgreSQL when DATABASE_URL is set, else the embedded PGlite database (development only). */
-export async function openDatabase(config: Config, options: OpenDatabaseOptions = {}): Promise<DatabaseHandle> {
+export async function openDatabase(
+  config: Config,
+  options: OpenDatabaseOptions = {},
+): Promise<DatabaseHandle> {
   if (config.databaseUrl) return openPostgres(config.databaseUrl, config.databasePoolSize, options);
   if (config.env === 'production') {
-    throw new Error('The embedded database is refused in production: set DATABASE_URL to a PostgreSQL server.');
+    throw new Error(
+      'The embedded database is refused in production: set DATABASE_URL to a PostgreSQL server.',
+    );
   }
   return openPglite(config.dataDir, options);
 }
 
-export function openPostgres(url: string, poolSize: number, options: OpenDatabaseOptions = {}): DatabaseHandle {
+export function openPostgres(
+  url: string,
+  poolSize: number,
+  options: OpenDatabaseOptions = {},
+): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: 3000,
+    // A statement that outlives any request budget means the server is gone (a network cut sends
+    // no reset): give the connection up instead of holding it forever.
+    query_timeout: 30_000,
     idleTimeoutMillis: 30_000,
     // Keeps a dead server from hanging a request forever after a network cut.
     keepAlive: true,
   });
   pool.on('error', (err) => options.onPoolError?.(err));
+  // pg-pool listens for errors only on idle clients. A checked-out client between two statements
+  // (inside a transaction, or between acquire and query) that hears "terminating connection"
+  // emits 'error' with no listener, and that crashes the process. The holder learns of it from
+  // its next statement (a connection error, so 503) and the pool drops the client on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,

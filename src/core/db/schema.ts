@@ -12,7 +12,6 @@ export interface SchemaMigrationsTable {
   applied_at: Generated<Timestamp>;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
 }

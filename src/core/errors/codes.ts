@@ -54,7 +54,8 @@ export const ERROR_CODES = {
   EXECUTION_DISABLED: {
     status: 403,
     title: 'Execution disabled',
-    description: 'Execution is switched off for the environment, account, wallet or venue; reads and checks remain.',
+    description:
+      'Execution is switched off for the environment, account, wallet or venue; reads and checks remain.',
     remediation: 'Wait until the switch is turned back on, or use a venue that is enabled.',
   },
   NOT_FOUND: {
@@ -66,7 +67,8 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: {
     status: 405,
     title: 'Method not allowed',
-    description: 'The path exists but does not accept this HTTP method; the Allow header lists those it does.',
+    description:
+      'The path exists but does not accept this HTTP method; the Allow header lists those it does.',
     remediation: 'Use one of the methods listed in the Allow header.',
   },
   CONFLICT: {
@@ -128,7 +130,8 @@ export const ERROR_CODES = {
   JURISDICTION_BLOCKED: {
     status: 451,
     title: 'Jurisdiction blocked',
-    description: 'Prediction-market surfaces are refused from this jurisdiction; other features are unaffected.',
+    description:
+      'Prediction-market surfaces are refused from this jurisdiction; other features are unaffected.',
     remediation: 'Prediction-market features are not available from your location.',
   },
   INTERNAL: {
@@ -146,7 +149,8 @@ export const ERROR_CODES = {
   UNAVAILABLE: {
     status: 503,
     title: 'Unavailable',
-    description: 'A required backend (database, chain RPC, signer, payments) is unreachable or not configured.',
+    description:
+      'A required backend (database, chain RPC, signer, payments) is unreachable or not configured.',
     remediation: 'Retry in a few seconds; if it persists, the operator must configure the named capability.',
   },
   DEADLINE_EXCEEDED: {

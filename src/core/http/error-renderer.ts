@@ -65,7 +65,9 @@ export function toAppError(err: unknown, bodyLimit: number): AppError {
     });
   }
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return new AppError('INVALID_REQUEST', fe.message || 'The request is invalid.', { status: fe.statusCode });
+    return new AppError('INVALID_REQUEST', fe.message || 'The request is invalid.', {
+      status: fe.statusCode,
+    });
   }
   return new AppError('INTERNAL', 'An unexpected error occurred.', { cause: err });
 }

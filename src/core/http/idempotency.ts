@@ -31,9 +31,13 @@ export function readIdempotencyKey(header: string | string[] | undefined): strin
   if (header === undefined) return null;
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined || !KEY_PATTERN.test(value)) {
-    throw new AppError('INVALID_REQUEST', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.', {
-      remediation: 'Send a unique key per logical request, for example a UUID.',
-    });
+    throw new AppError(
+      'INVALID_REQUEST',
+      'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
+      {
+        remediation: 'Send a unique key per logical request, for example a UUID.',
+      },
+    );
   }
   return value;
 }
@@ -75,11 +79,43 @@ export async function runIdempotent(
   }
   const stored = await findStored(db, clock, scope);
   if (stored) return replay(stored, scope);
+  return claimAndRun(db, clock, scope, fn);
+}
 
+/**
+ * For work that writes nothing to the database (a screening, a devnet faucet): `fn` runs outside
+ * any transaction (it may use the pool freely), and its result is stored under the key in a
+ * short transaction afterwards. Concurrent duplicates may both compute; one result is kept and
+ * the other request replays it.
+ */
+export async function runReplayable(
+  db: Db,
+  clock: Clock,
+  scope: IdempotencyScope | null,
+  fn: () => Promise<RouteResult>,
+): Promise<MutationResult> {
+  if (!scope) {
+    const result = await fn();
+    return { ...result, text: serialize(result), replayed: false };
+  }
+  const stored = await findStored(db, clock, scope);
+  if (stored) return replay(stored, scope);
+  const result = await fn();
+  return claimAndRun(db, clock, scope, async () => result);
+}
+
+async function claimAndRun(
+  db: Db,
+  clock: Clock,
+  scope: IdempotencyScope,
+  fn: (tx: Tx) => Promise<RouteResult>,
+): Promise<MutationResult> {
   let claimLost = false;
+  let claiming = false;
   try {
     return await db.transaction().execute(async (tx) => {
       await sql`SELECT set_config('lock_timeout', ${IN_FLIGHT_WAIT}, true)`.execute(tx);
+      claiming = true;
       const now = clock.now();
       const claimed = await sql<{ claimed: number }>`
         INSERT INTO idempotency_keys
@@ -95,13 +131,20 @@ export async function runIdempotent(
         claimLost = true;
         throw new ClaimLost();
       }
+      // The short wait is for the claim only: the domain write's own lock waits keep the default.
+      await sql`SET LOCAL lock_timeout TO DEFAULT`.execute(tx);
+      claiming = false;
       const result = await fn(tx);
       const text = serialize(result);
       if (isStorable(result.status)) {
         const replayText = result.replayBody === undefined ? text : JSON.stringify(result.replayBody);
         await tx
           .updateTable('idempotency_keys')
-          .set({ response_status: result.status, response_body: replayText, response_type: 'application/json' })
+          .set({
+            response_status: result.status,
+            response_body: replayText,
+            response_type: 'application/json',
+          })
           .where('scope', '=', scope.scope)
           .where('method', '=', scope.method)
           .where('path', '=', scope.path)
@@ -124,7 +167,7 @@ export async function runIdempotent(
       if (row) return replay(row, scope);
       throw inFlight();
     }
-    if ((err as { code?: string }).code === '55P03') throw inFlight();
+    if (claiming && (err as { code?: string }).code === '55P03') throw inFlight();
     throw err;
   }
 }
@@ -132,11 +175,10 @@ export async function runIdempotent(
 class ClaimLost extends Error {}
 
 function inFlight(): AppError {
-  return new AppError(
-    'IDEMPOTENCY_CONFLICT',
-    'A request with this Idempotency-Key is still in flight.',
-    { status: 409, remediation: 'Wait a moment and retry with the same key; the first result will be replayed.' },
-  );
+  return new AppError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still in flight.', {
+    status: 409,
+    remediation: 'Wait a moment and retry with the same key; the first result will be replayed.',
+  });
 }
 
 interface StoredResponse {
@@ -145,7 +187,11 @@ interface StoredResponse {
   response_body: string;
 }
 
-async function findStored(db: Db, clock: Clock, scope: IdempotencyScope): Promise<StoredResponse | undefined> {
+async function findStored(
+  db: Db,
+  clock: Clock,
+  scope: IdempotencyScope,
+): Promise<StoredResponse | undefined> {
   return db
     .selectFrom('idempotency_keys')
     .select(['fingerprint', 'response_status', 'response_body'])
@@ -172,4 +218,13 @@ function replay(row: StoredResponse, scope: IdempotencyScope): MutationResult {
     headers: { 'idempotent-replayed': 'true' },
     replayed: true,
   };
+}
+
+/** Deletes stored responses past their 7 days; the housekeeping schedule runs it. Returns rows deleted. */
+export async function purgeExpiredIdempotencyKeys(db: Db, clock: Clock): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where('expires_at', '<=', clock.now())
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../../deps.ts';
 import { AppError } from '../errors/app-error.ts';
 import { Deadline } from './deadline.ts';
-import { fingerprintOf, readIdempotencyKey, runIdempotent } from './idempotency.ts';
+import { fingerprintOf, readIdempotencyKey, runIdempotent, runReplayable } from './idempotency.ts';
 import type { HttpMethod, Principal, RouteContext, RouteDefinition, RouteResult } from './route-table.ts';
 
 export interface RegisteredRoutes {
@@ -15,7 +15,11 @@ export interface RegisteredRoutes {
 const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE'];
 
 /** Registers every route of the table on the app, each behind the shared guard and layers. */
-export function registerRoutes(app: FastifyInstance, table: RouteDefinition[], deps: AppDeps): RegisteredRoutes {
+export function registerRoutes(
+  app: FastifyInstance,
+  table: RouteDefinition[],
+  deps: AppDeps,
+): RegisteredRoutes {
   const mounted = table.filter((r) => !(r.devOnly && deps.config.env === 'production'));
   const seen = new Set<string>();
   const router = FindMyWay();
@@ -61,6 +65,20 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
       const path = req.url.split('?')[0] ?? req.url;
       const clientIp = req.ip;
       let mutated = false;
+      const once = (what: string) => {
+        if (mutated) throw new Error(`${route.operationId}: ${what}() may run once per request`);
+        mutated = true;
+      };
+      const idempotencyScope = () =>
+        key
+          ? {
+              scope: principal ? principal.accountId : `ip:${clientIp}`,
+              method: route.method,
+              path,
+              key,
+              fingerprint: fingerprintOf(route.method, path, req.query, req.body),
+            }
+          : null;
       const ctx: RouteContext<typeof route.schema> = {
         req,
         reply,
@@ -73,20 +91,13 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
         principal,
         clientIp,
         userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,
-        mutate: async (fn) => {
-          if (mutated) throw new Error(`${route.operationId}: mutate() may run once per request`);
-          mutated = true;
-          const scope = key
-            ? {
-                scope: principal ? principal.accountId : `ip:${clientIp}`,
-                method: route.method,
-                path,
-                key,
-                fingerprint: fingerprintOf(route.method, path, req.query, req.body),
-              }
-            : null;
-          const result = await runIdempotent(deps.db, deps.clock, scope, fn);
-          return result;
+        mutate: (fn) => {
+          once('mutate');
+          return runIdempotent(deps.db, deps.clock, idempotencyScope(), fn);
+        },
+        replayable: (fn) => {
+          once('replayable');
+          return runReplayable(deps.db, deps.clock, idempotencyScope(), fn);
         },
       };
       const result = await withBudget(route.handler(ctx), deadline);
@@ -95,12 +106,18 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
       return reply
         .code(result.status)
         .type('application/json; charset=utf-8')
-        .send('text' in result && typeof result.text === 'string' ? result.text : JSON.stringify(result.body));
+        .send(
+          'text' in result && typeof result.text === 'string' ? result.text : JSON.stringify(result.body),
+        );
     },
   });
 }
 
-async function authenticate(req: FastifyRequest, route: RouteDefinition, deps: AppDeps): Promise<Principal | null> {
+async function authenticate(
+  req: FastifyRequest,
+  route: RouteDefinition,
+  deps: AppDeps,
+): Promise<Principal | null> {
   if (route.class === 'public') return null;
   return deps.authenticator.authenticate(req, route);
 }

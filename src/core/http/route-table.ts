@@ -74,6 +74,12 @@ export interface RouteContext<S extends RouteSchemas> {
    * response, so a retry replays exactly what the first attempt committed.
    */
   mutate(fn: (tx: Tx) => Promise<RouteResult>): Promise<RouteResult>;
+  /**
+   * For work that writes nothing to the database: `fn` runs outside any transaction (use the
+   * pool freely), and its result is stored and replayed under the Idempotency-Key. Inside
+   * `mutate`, use only `tx`: the embedded database has one connection.
+   */
+  replayable(fn: () => Promise<RouteResult>): Promise<RouteResult>;
 }
 
 export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {

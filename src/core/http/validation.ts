@@ -44,7 +44,9 @@ export function describeValidationErrors(errors: ErrorObject[], part: string): s
         problems.add(`${at} must be ${articled(String(e.params['type']))}`);
         break;
       case 'enum':
-        problems.add(`${at} must be one of ${(e.params['allowedValues'] as unknown[]).map(String).join(', ')}`);
+        problems.add(
+          `${at} must be one of ${(e.params['allowedValues'] as unknown[]).map(String).join(', ')}`,
+        );
         break;
       case 'const':
         problems.add(`${at} must be ${JSON.stringify(e.params['allowedValue'])}`);

@@ -21,7 +21,11 @@ export interface RecordAuditParameters {
 export const USER_AGENT_MAX = 200;
 
 /** Records an audit fact in the caller's transaction. Never pass secrets in `details`. */
-export async function recordAudit(tx: DbExecutor, clock: Clock, params: RecordAuditParameters): Promise<string> {
+export async function recordAudit(
+  tx: DbExecutor,
+  clock: Clock,
+  params: RecordAuditParameters,
+): Promise<string> {
   const id = newId('aud');
   const now = clock.now();
   await insertAudit(

@@ -27,6 +27,10 @@ export const docsRoutes: RouteDefinition[] = [
     wallet: false,
     rateLimited: false,
     schema: { response: { 200: Type.String() } },
-    handler: async () => ({ status: 200, body: null, raw: { text: errorPage, contentType: 'text/html; charset=utf-8' } }),
+    handler: async () => ({
+      status: 200,
+      body: null,
+      raw: { text: errorPage, contentType: 'text/html; charset=utf-8' },
+    }),
   }),
 ];

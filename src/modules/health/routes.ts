@@ -30,15 +30,23 @@ export const healthRoutes: RouteDefinition[] = [
     budgetMs: 5000,
     schema: {
       response: {
-        200: Type.Object({ status: Type.Literal('ready'), database: Type.String(), migration: Type.Integer() }),
+        200: Type.Object({
+          status: Type.Literal('ready'),
+          database: Type.String(),
+          migration: Type.Integer(),
+        }),
       },
     },
     handler: async ({ deps }) => {
       const applied = await appliedVersion(deps.db);
       if (applied < latestMigration) {
-        throw new AppError('UNAVAILABLE', `Database migrations are behind (${applied} of ${latestMigration}).`, {
-          remediation: 'Run `purser migrate`, or restart the service to apply migrations at start.',
-        });
+        throw new AppError(
+          'UNAVAILABLE',
+          `Database migrations are behind (${applied} of ${latestMigration}).`,
+          {
+            remediation: 'Run `purser migrate`, or restart the service to apply migrations at start.',
+          },
+        );
       }
       return { status: 200, body: { status: 'ready', database: deps.dbKind, migration: applied } };
     },

@@ -1,0 +1,545 @@
+// The devnet: one anvil per chain id, with Purser's test contracts deployed at the same
+// addresses on every run (anvil's default account #0 deploys them from nonce 0, in a fixed order).
+//
+// Development and tests only. The anvil processes are children of this process: stop() ends them,
+// and so does this process's exit (and SIGINT/SIGTERM when nothing else handles those).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createServer, type Server } from 'node:net';
+import { dirname, join } from 'node:path';
+import {
+  concat,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  getContractAddress,
+  http,
+  parseEther,
+  type Abi,
+  type Address,
+  type Hex,
+} from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { artifact, loadArtifacts, type Artifacts } from '../../devnet/compile.ts';
+import { chainDefinition } from '../adapters/chain/viem.ts';
+
+/** anvil's default account #0 (from the public "test … junk" mnemonic): the devnet deployer. */
+export const DEVNET_DEPLOYER_PRIVATE_KEY: Hex =
+  '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+export const DEVNET_DEPLOYER: Address = privateKeyToAccount(DEVNET_DEPLOYER_PRIVATE_KEY).address;
+
+/** Canonical ERC-4337 EntryPoint v0.7 (same address on every chain, devnet included). */
+export const ENTRY_POINT_V07: Address = '0x0000000071727De22E5E9d8BAf0edAc6f37da032';
+/** Arachnid's deterministic CREATE2 deployer, which anvil pre-installs. */
+export const CREATE2_DEPLOYER: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C';
+/** Salt that puts @account-abstraction/contracts@0.7.0's EntryPoint at ENTRY_POINT_V07. */
+const ENTRY_POINT_V07_SALT: Hex = '0x90d8084deab30c2a37c45e8d47f49f2f7965183cb6990a98943ef94940681de3';
+
+/** EIP-712 token name of USDC per chain (the real tokens differ: Base Sepolia says "USDC"). */
+const USDC_EIP712_NAME: Record<number, string> = { 84532: 'USDC', 8453: 'USD Coin', 137: 'USD Coin' };
+export const POLYGON_CHAIN_ID = 137;
+
+export interface DevnetToken {
+  symbol: string;
+  name: string;
+  decimals: number;
+  address: Address;
+  /** EIP-712 domain name/version for EIP-3009 authorizations, or null for tokens without them. */
+  eip3009: { name: string; version: string } | null;
+}
+
+export interface DevnetContracts {
+  usdc: Address;
+  weth: Address;
+  accountFactory: Address;
+  /** Polygon (137) only: bridged USDC look-alike "USD Coin (PoS)". */
+  usdce?: Address;
+  /** Polygon (137) only: Polymarket pUSD look-alike (6 decimals, no EIP-3009). */
+  pusd?: Address;
+  /** ERC-4337 EntryPoint v0.7 at its canonical address (unless disabled or not installed). */
+  entryPoint?: Address;
+}
+
+export interface DevnetChain {
+  chainId: number;
+  rpcUrl: string;
+  port: number;
+  deployer: Address;
+  contracts: DevnetContracts;
+  tokens: DevnetToken[];
+}
+
+/** What a devnet is, as plain data (structured-cloneable: safe for vitest's provide/inject). */
+export interface DevnetInfo {
+  chains: Record<number, DevnetChain>;
+}
+
+export interface Devnet extends DevnetInfo {
+  /** A plain-data copy without stop(). */
+  info(): DevnetInfo;
+  /** Ends every anvil of this devnet (idempotent). */
+  stop(): Promise<void>;
+}
+
+export type DevnetLog = ((message: string) => void) | { info(message: string): void };
+
+export interface StartDevnetOptions {
+  chainIds: number[];
+  /** Chain i listens on basePort + i; 0 (default) picks free ports. */
+  basePort?: number;
+  host?: string;
+  log?: DevnetLog;
+  /** Path of the anvil binary (default: the one from the @foundry-rs/anvil npm package). */
+  anvilPath?: string;
+  /** Extra anvil flags, e.g. ['--block-time', '1']. */
+  anvilArgs?: string[];
+  /** How long to wait for one anvil to answer (default 20 s). */
+  startTimeoutMs?: number;
+  /**
+   * Deploy the real EntryPoint v0.7 (from the @account-abstraction/contracts dev dependency) at
+   * its canonical address. Default: when the package is installed; true makes it required.
+   */
+  entryPoint?: boolean;
+}
+
+// ------------------------------------------------------------------------------ process control
+
+const liveChildren = new Set<ChildProcess>();
+let exitHooksInstalled = false;
+
+function killAllNow(): void {
+  for (const child of liveChildren) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  liveChildren.clear();
+}
+
+function installExitHooks(): void {
+  if (exitHooksInstalled) return;
+  exitHooksInstalled = true;
+  process.on('exit', killAllNow);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    // Only when nobody else decides what the signal means: then die as the default would.
+    if (process.listenerCount(signal) > 0) continue;
+    const onSignal = (): void => {
+      killAllNow();
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    };
+    process.once(signal, onSignal);
+  }
+}
+
+/** Path of the anvil binary shipped by the @foundry-rs/anvil-<platform>-<arch> npm package. */
+export function anvilBinaryPath(): string {
+  const require = createRequire(import.meta.url);
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
+  let pkgJson: string;
+  try {
+    pkgJson = require.resolve(`${pkg}/package.json`);
+  } catch (cause) {
+    throw new Error(`anvil is not installed for this platform (npm package ${pkg})`, { cause });
+  }
+  return join(dirname(pkgJson), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+}
+
+/** Distinct free TCP ports on `host` (held open together, so they differ from each other). */
+async function freePorts(count: number, host: string): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const server = createServer();
+      servers.push(server);
+      ports.push(
+        await new Promise<number>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(0, host, () => {
+            const addr = server.address();
+            if (addr && typeof addr === 'object') resolve(addr.port);
+            else reject(new Error('no port'));
+          });
+        }),
+      );
+    }
+    return ports;
+  } finally {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  }
+}
+
+interface RunningAnvil {
+  chainId: number;
+  port: number;
+  rpcUrl: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function rpcChainId(rpcUrl: string): Promise<number | null> {
+  try {
+    const res = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      signal: AbortSignal.timeout(1_000),
+    });
+    if (!res.ok) return null;
+    const body = (await res.json()) as { result?: string };
+    return typeof body.result === 'string' ? Number(BigInt(body.result)) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function spawnAnvil(
+  chainId: number,
+  port: number,
+  host: string,
+  binary: string,
+  extraArgs: string[],
+  timeoutMs: number,
+): Promise<RunningAnvil> {
+  const args = [
+    '--chain-id',
+    String(chainId),
+    '--port',
+    String(port),
+    '--host',
+    host,
+    '--silent',
+    '--disable-code-size-limit',
+    ...extraArgs,
+  ];
+  const child = spawn(binary, args, { detached: false, stdio: ['ignore', 'ignore', 'pipe'] });
+  liveChildren.add(child);
+  let stderr = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4_000);
+  });
+  let spawnError: Error | null = null;
+  child.once('error', (err) => {
+    spawnError = err;
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('exit', () => liveChildren.delete(child));
+
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const done = await Promise.race([exited.then(() => true), sleep(3_000).then(() => false)]);
+    if (!done) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+
+  const rpcUrl = `http://${host}:${port}`;
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (spawnError) throw new Error(`Could not start anvil (${binary}): ${(spawnError as Error).message}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(
+        `anvil for chain ${chainId} on port ${port} exited (${child.exitCode ?? child.signalCode}): ${stderr.trim()}`,
+      );
+    }
+    const answered = await rpcChainId(rpcUrl);
+    if (answered !== null) {
+      if (answered !== chainId) {
+        await stop();
+        throw new Error(
+          `Port ${port} answers as chain ${answered}, expected ${chainId} (another node there?)`,
+        );
+      }
+      return { chainId, port, rpcUrl, child, stop };
+    }
+    if (performance.now() > deadline) {
+      await stop();
+      throw new Error(
+        `anvil for chain ${chainId} did not answer on ${rpcUrl} within ${timeoutMs} ms: ${stderr.trim()}`,
+      );
+    }
+    await sleep(25);
+  }
+}
+
+// ------------------------------------------------------------------------------ deployment
+
+interface Deployment {
+  key: Exclude<keyof DevnetContracts, 'entryPoint'>;
+  contract: string;
+  args: readonly unknown[];
+  token?: Omit<DevnetToken, 'address'>;
+}
+
+/** What goes on a chain, in deploy order (the order fixes the addresses: keep it append-only). */
+export function deploymentPlan(chainId: number): Deployment[] {
+  const usdcName = USDC_EIP712_NAME[chainId] ?? 'USD Coin';
+  const plan: Deployment[] = [
+    {
+      key: 'usdc',
+      contract: 'TestUSDC',
+      args: [usdcName, 'USDC'],
+      token: { symbol: 'USDC', name: usdcName, decimals: 6, eip3009: { name: usdcName, version: '2' } },
+    },
+    {
+      key: 'weth',
+      contract: 'WETH9',
+      args: [],
+      token: { symbol: 'WETH', name: 'Wrapped Ether', decimals: 18, eip3009: null },
+    },
+    { key: 'accountFactory', contract: 'DevAccountFactory', args: [] },
+  ];
+  if (chainId === POLYGON_CHAIN_ID) {
+    plan.push(
+      {
+        key: 'usdce',
+        contract: 'TestUSDC',
+        args: ['USD Coin (PoS)', 'USDC.e'],
+        token: {
+          symbol: 'USDC.e',
+          name: 'USD Coin (PoS)',
+          decimals: 6,
+          eip3009: { name: 'USD Coin (PoS)', version: '2' },
+        },
+      },
+      {
+        key: 'pusd',
+        contract: 'TestToken',
+        args: ['Polymarket USD', 'pUSD', 6],
+        token: { symbol: 'pUSD', name: 'Polymarket USD', decimals: 6, eip3009: null },
+      },
+    );
+  }
+  return plan;
+}
+
+/** The addresses deploymentPlan(chainId) lands at on a fresh devnet. */
+export function expectedDevnetContracts(chainId: number): DevnetContracts {
+  const out: Partial<DevnetContracts> = {};
+  deploymentPlan(chainId).forEach((d, nonce) => {
+    out[d.key] = getContractAddress({ from: DEVNET_DEPLOYER, nonce: BigInt(nonce) });
+  });
+  return out as DevnetContracts;
+}
+
+async function deployChain(
+  anvil: RunningAnvil,
+  artifacts: Artifacts,
+): Promise<Pick<DevnetChain, 'contracts' | 'tokens'>> {
+  const chain = chainDefinition(anvil.chainId, anvil.rpcUrl);
+  const transport = http(anvil.rpcUrl, { retryCount: 0 });
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 });
+  const account = privateKeyToAccount(DEVNET_DEPLOYER_PRIVATE_KEY);
+  const wallet = createWalletClient({ account, chain, transport });
+
+  const startNonce = await publicClient.getTransactionCount({ address: account.address });
+  if (startNonce !== 0) {
+    throw new Error(
+      `Chain ${anvil.chainId}: deployer already has nonce ${startNonce}; devnet needs a fresh anvil`,
+    );
+  }
+
+  const contracts: Partial<DevnetContracts> = {};
+  const tokens: DevnetToken[] = [];
+  const plan = deploymentPlan(anvil.chainId);
+  for (const [nonce, d] of plan.entries()) {
+    const a = artifact(artifacts, d.contract);
+    const hash = await wallet.deployContract({
+      abi: a.abi as Abi,
+      bytecode: a.bytecode,
+      args: d.args,
+      nonce,
+    });
+    const receipt = await publicClient.waitForTransactionReceipt({
+      hash,
+      pollingInterval: 20,
+      timeout: 30_000,
+    });
+    const expected = getContractAddress({ from: account.address, nonce: BigInt(nonce) });
+    if (receipt.status !== 'success' || receipt.contractAddress?.toLowerCase() !== expected.toLowerCase()) {
+      throw new Error(`Chain ${anvil.chainId}: deploying ${d.contract} failed (${receipt.status})`);
+    }
+    contracts[d.key] = expected;
+    if (d.token) tokens.push({ ...d.token, address: expected });
+  }
+  return { contracts: contracts as DevnetContracts, tokens };
+}
+
+/** Creation code of EntryPoint v0.7, or null when @account-abstraction/contracts is not installed. */
+function entryPointBytecode(): Hex | null {
+  try {
+    const require = createRequire(import.meta.url);
+    const json = require('@account-abstraction/contracts/artifacts/EntryPoint.json') as { bytecode: Hex };
+    return json.bytecode;
+  } catch {
+    return null;
+  }
+}
+
+/** Deploys EntryPoint v0.7 through the CREATE2 deployer (from a throwaway key: the deployer's nonces stay untouched). */
+async function deployEntryPoint(anvil: RunningAnvil, bytecode: Hex): Promise<Address> {
+  const chain = chainDefinition(anvil.chainId, anvil.rpcUrl);
+  const transport = http(anvil.rpcUrl, { retryCount: 0 });
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 });
+  const hasCode = async (address: Address) => ((await publicClient.getCode({ address }))?.length ?? 0) > 2;
+  if (await hasCode(ENTRY_POINT_V07)) return ENTRY_POINT_V07;
+  if (!(await hasCode(CREATE2_DEPLOYER))) {
+    throw new Error(`Chain ${anvil.chainId}: no CREATE2 deployer at ${CREATE2_DEPLOYER}`);
+  }
+  const sender = privateKeyToAccount(generatePrivateKey());
+  await createTestClient({ mode: 'anvil', chain, transport }).setBalance({
+    address: sender.address,
+    value: parseEther('10'),
+  });
+  const wallet = createWalletClient({ account: sender, chain, transport });
+  const hash = await wallet.sendTransaction({
+    to: CREATE2_DEPLOYER,
+    data: concat([ENTRY_POINT_V07_SALT, bytecode]),
+    gas: 10_000_000n,
+  });
+  const receipt = await publicClient.waitForTransactionReceipt({
+    hash,
+    pollingInterval: 20,
+    timeout: 30_000,
+  });
+  if (receipt.status !== 'success' || !(await hasCode(ENTRY_POINT_V07))) {
+    throw new Error(`Chain ${anvil.chainId}: EntryPoint v0.7 did not land at ${ENTRY_POINT_V07}`);
+  }
+  return ENTRY_POINT_V07;
+}
+
+// ------------------------------------------------------------------------------ public API
+
+function logger(log: DevnetLog | undefined): (message: string) => void {
+  if (!log) return () => {};
+  if (typeof log === 'function') return log;
+  return (message) => log.info(message);
+}
+
+/** Starts one anvil per chain id, deploys the devnet contracts on each, and returns where they are. */
+export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> {
+  const chainIds = [...new Set(options.chainIds)];
+  if (chainIds.length === 0) throw new Error('startDevnet: no chain ids');
+  const host = options.host ?? '127.0.0.1';
+  const basePort = options.basePort ?? 0;
+  const log = logger(options.log);
+  const binary = options.anvilPath ?? anvilBinaryPath();
+  const timeoutMs = options.startTimeoutMs ?? 20_000;
+  const extraArgs = options.anvilArgs ?? [];
+  const epBytecode = options.entryPoint === false ? null : entryPointBytecode();
+  if (options.entryPoint === true && !epBytecode) {
+    throw new Error('startDevnet: entryPoint requested but @account-abstraction/contracts is not installed');
+  }
+
+  installExitHooks();
+  const artifactsPromise = loadArtifacts();
+  artifactsPromise.catch(() => undefined); // awaited below; don't report it unhandled if anvil fails first
+  const anvils: RunningAnvil[] = [];
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(anvils.map((a) => a.stop()));
+  };
+
+  try {
+    if (basePort > 0) {
+      const started = await Promise.allSettled(
+        chainIds.map((id, i) => spawnAnvil(id, basePort + i, host, binary, extraArgs, timeoutMs)),
+      );
+      for (const s of started) if (s.status === 'fulfilled') anvils.push(s.value);
+      const failed = started.find((s) => s.status === 'rejected');
+      if (failed) throw failed.reason;
+    } else {
+      // A picked port can be taken before anvil binds it: retry that chain on another port.
+      const ports = await freePorts(chainIds.length, host);
+      const started = await Promise.allSettled(
+        chainIds.map(async (id, i) => {
+          let port = ports[i] ?? 0;
+          for (let attempt = 1; ; attempt++) {
+            try {
+              anvils.push(await spawnAnvil(id, port, host, binary, extraArgs, timeoutMs));
+              return;
+            } catch (err) {
+              if (attempt >= 3) throw err;
+              port = (await freePorts(1, host))[0] ?? 0;
+            }
+          }
+        }),
+      );
+      const failed = started.find((s) => s.status === 'rejected');
+      if (failed) throw failed.reason;
+    }
+    anvils.sort((a, b) => chainIds.indexOf(a.chainId) - chainIds.indexOf(b.chainId));
+
+    const artifacts = await artifactsPromise;
+    const chains: Record<number, DevnetChain> = {};
+    await Promise.all(
+      anvils.map(async (anvil) => {
+        const deployed = await deployChain(anvil, artifacts);
+        if (epBytecode) deployed.contracts.entryPoint = await deployEntryPoint(anvil, epBytecode);
+        chains[anvil.chainId] = {
+          chainId: anvil.chainId,
+          rpcUrl: anvil.rpcUrl,
+          port: anvil.port,
+          deployer: DEVNET_DEPLOYER,
+          ...deployed,
+        };
+        log(`devnet chain ${anvil.chainId} at ${anvil.rpcUrl} (usdc ${deployed.contracts.usdc})`);
+      }),
+    );
+
+    let stopped: Promise<void> | null = null;
+    const info = (): DevnetInfo => structuredClone({ chains });
+    return {
+      chains,
+      info,
+      stop: () => {
+        stopped ??= stopAll().then(() => log('devnet stopped'));
+        return stopped;
+      },
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** Chain id → RPC URL, for the chain port's configuration. */
+export function devnetRpcUrls(devnet: DevnetInfo): Record<number, string> {
+  const out: Record<number, string> = {};
+  for (const chain of Object.values(devnet.chains)) out[chain.chainId] = chain.rpcUrl;
+  return out;
+}
+
+/** Chain id → token symbol → address, for the token registry. */
+export function devnetTokenAddresses(devnet: DevnetInfo): Record<number, Record<string, Address>> {
+  const out: Record<number, Record<string, Address>> = {};
+  for (const chain of Object.values(devnet.chains)) {
+    out[chain.chainId] = Object.fromEntries(chain.tokens.map((t) => [t.symbol, t.address]));
+  }
+  return out;
+}
+
+/** The devnet chain `chainId`, or an error naming the chains there are. */
+export function devnetChain(devnet: DevnetInfo, chainId: number): DevnetChain {
+  const chain = devnet.chains[chainId];
+  if (!chain) {
+    throw new Error(`Devnet has no chain ${chainId} (has ${Object.keys(devnet.chains).join(', ')})`);
+  }
+  return chain;
+}
+
+/** A token of a devnet chain by symbol (case-insensitive). */
+export function devnetToken(devnet: DevnetInfo, chainId: number, symbol: string): DevnetToken {
+  const chain = devnetChain(devnet, chainId);
+  const token = chain.tokens.find((t) => t.symbol.toLowerCase() === symbol.toLowerCase());
+  if (!token) {
+    throw new Error(
+      `Devnet chain ${chainId} has no token ${symbol} (has ${chain.tokens.map((t) => t.symbol).join(', ')})`,
+    );
+  }
+  return token;
+}

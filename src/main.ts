@@ -1,0 +1,108 @@
+// The `purser` command line: serve | worker | migrate | screening sync.
+
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createLogger } from './core/log.ts';
+import { openAndMigrate, startService, type RunningService } from './runtime.ts';
+
+const USAGE = `Usage: purser <command>
+
+Commands:
+  serve            run the API and the workers in one process (default)
+  worker           run the workers only
+  migrate          apply pending database migrations and exit
+  screening sync   download the OFAC SDN list and store its digital-currency addresses
+
+Configuration comes from the environment; see README.md.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command = 'serve', sub] = argv;
+  if (command === 'help' || command === '--help' || command === '-h') {
+    console.log(USAGE);
+    return 0;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 78; // EX_CONFIG
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+
+  switch (command) {
+    case 'migrate': {
+      const handle = await openAndMigrate(config, log);
+      await handle.close();
+      console.log('Migrations are up to date.');
+      return 0;
+    }
+    case 'serve':
+    case 'worker': {
+      const service = await startService(config, log, {
+        api: command === 'serve',
+        workers: command === 'worker' || config.jobs.runWorkers,
+      });
+      announce(service, command);
+      return waitForSignal(service, log);
+    }
+    case 'screening': {
+      if (sub !== 'sync') break;
+      const { runScreeningSync } = await import('./cli/screening-sync.ts');
+      return runScreeningSync(config, log);
+    }
+    default:
+      break;
+  }
+  console.error(`Unknown command: ${argv.join(' ')}\n\n${USAGE}`);
+  return 64; // EX_USAGE
+}
+
+function announce(service: RunningService, command: string): void {
+  if (service.url) {
+    console.log(`Purser is listening on ${service.url}`);
+    console.log(`  API reference: ${service.url}/docs`);
+    console.log(`  OpenAPI:       ${service.url}/v1/openapi.json`);
+    console.log(`  Error codes:   ${service.url}/docs/errors`);
+    console.log(`  Health:        ${service.url}/healthz  ${service.url}/readyz`);
+  } else {
+    console.log(`Purser ${command} is running.`);
+  }
+  console.log(`  Environment:   ${service.deps.config.env}, database: ${service.deps.dbKind}`);
+  const devnet = service.deps.devnet;
+  if (devnet) {
+    const chains = Object.values(devnet.chains).map((c) => `${c.chainId} ${c.rpcUrl}`);
+    console.log(`  Devnet chains: ${chains.join(', ')} (faucet: POST /v1/dev/faucet)`);
+  }
+}
+
+/** Runs until SIGTERM or SIGINT, then drains in-flight requests, releases claimed jobs and exits 0. */
+function waitForSignal(service: RunningService, log: ReturnType<typeof createLogger>): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'stopping: draining requests and releasing jobs');
+      service.stop().then(
+        () => resolve(0),
+        (err: unknown) => {
+          log.error({ err }, 'stop failed');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,53 @@
+import type { Generated, Insertable } from 'kysely';
+import type { DbExecutor } from '../../core/db/database.ts';
+import type { Timestamp } from '../../core/db/schema.ts';
+
+export const FEATURE_REQUEST_STATUSES = ['open', 'planned', 'shipped', 'declined'] as const;
+export type FeatureRequestStatus = (typeof FEATURE_REQUEST_STATUSES)[number];
+
+export interface FeatureRequestsTable {
+  id: string;
+  /** Insertion order: breaks ties between requests created in the same instant. */
+  seq: Generated<string>;
+  account_id: string;
+  title: string;
+  body: string;
+  status: FeatureRequestStatus;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../core/db/schema.ts' {
+  interface Database {
+    feature_requests: FeatureRequestsTable;
+  }
+}
+
+/** What the public list shows of a request: never its body nor its requester. */
+export interface PublicFeatureRequestRow {
+  id: string;
+  title: string;
+  status: FeatureRequestStatus;
+  created_at: Date;
+}
+
+export async function insertFeatureRequest(
+  db: DbExecutor,
+  row: Insertable<FeatureRequestsTable>,
+): Promise<void> {
+  await db.insertInto('feature_requests').values(row).execute();
+}
+
+/** Newest first. Selects only the public columns, so a body or requester cannot leak by accident. */
+export async function listPublicFeatureRequests(
+  db: DbExecutor,
+  limit: number,
+): Promise<PublicFeatureRequestRow[]> {
+  return db
+    .selectFrom('feature_requests')
+    .select(['id', 'title', 'status', 'created_at'])
+    .orderBy('created_at', 'desc')
+    .orderBy('seq', 'desc')
+    .limit(limit)
+    .execute();
+}

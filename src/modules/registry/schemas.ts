@@ -1,0 +1,47 @@
+import { Type } from 'typebox';
+
+const AddressSchema = Type.String({
+  pattern: '^0x[0-9a-fA-F]{40}$',
+  description: 'EIP-55 checksummed address',
+});
+
+export const TokensQuery = Type.Object(
+  {
+    chain_id: Type.Optional(
+      Type.String({
+        pattern: '^[0-9]+$',
+        maxLength: 20,
+        description: 'Digits only. Omit to list every supported chain; an unsupported chain is a 400.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RegistryChainSchema = Type.Object(
+  {
+    chain_id: Type.Integer(),
+    name: Type.String(),
+    wrapped_native: AddressSchema,
+    venues: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        settles: Type.Boolean({ description: 'Whether this venue settles token conversions on this chain' }),
+      }),
+    ),
+    tokens: Type.Array(
+      Type.Object({
+        symbol: Type.String({ description: 'The exact UPPERCASE string spend.token_allowlist carries' }),
+        address: AddressSchema,
+        decimals: Type.Integer(),
+        stable: Type.Boolean({ description: 'USD-pegged and valued 1:1 (a euro-pegged token is false)' }),
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const TokensResponse = Type.Object(
+  { chains: Type.Array(RegistryChainSchema) },
+  { additionalProperties: false },
+);

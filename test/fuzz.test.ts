@@ -1,0 +1,185 @@
+// Garbage in, clean refusal out: random JSON values, random bytes under random content types and
+// random extra field names sent to a route with a strict body. Every answer must be a 400, 413 or
+// 415 with the spec's error body, and nothing may reach the database.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Ajv } from 'ajv';
+import { createTestApp, type TestApp } from './support/app.ts';
+import { checkErrorShape } from './support/error-body.ts';
+import {
+  countIdempotencyKeys,
+  countProbeWrites,
+  createProbeTable,
+  StrictBody,
+  writeProbe,
+} from './support/probes.ts';
+
+const BODY_LIMIT = 2048;
+const RUNS = 200;
+const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
+
+// An independent check of the probe's schema: a generated body that happens to be valid is
+// discarded rather than counted as a failure.
+const isValidBody = new Ajv({ strict: false }).compile(StrictBody);
+const KNOWN_FIELDS = new Set(['name', 'amount', 'note']);
+
+interface Attempt {
+  kind: string;
+  payload: Buffer;
+  contentType: string | undefined;
+  /** Unknown field names the message should name (objects with extra fields only). */
+  unknownFields: string[];
+  idempotencyKey: string | undefined;
+}
+
+const contentTypes = fc.oneof(
+  fc.constantFrom(
+    'application/json',
+    'application/json; charset=utf-8',
+    'text/plain',
+    'application/octet-stream',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=xyz',
+    'application/vnd.api+json',
+  ),
+  fc.constant(undefined),
+  fc.stringMatching(/^[a-z]{1,10}\/[a-z0-9+.-]{1,12}$/),
+);
+const idempotencyKeys = fc.option(fc.stringMatching(/^[!-~]{1,40}$/), { nil: undefined });
+
+const randomJson = fc
+  .record({
+    value: fc.jsonValue({ maxDepth: 3 }),
+    idempotencyKey: idempotencyKeys,
+  })
+  .map(({ value, idempotencyKey }): Attempt => ({
+    kind: 'json value',
+    payload: Buffer.from(JSON.stringify(value)),
+    contentType: 'application/json',
+    unknownFields: [],
+    idempotencyKey,
+  }));
+
+const randomBytes = fc
+  .record({
+    bytes: fc.uint8Array({ maxLength: 3000 }),
+    contentType: contentTypes,
+    idempotencyKey: idempotencyKeys,
+  })
+  .map(({ bytes, contentType, idempotencyKey }): Attempt => ({
+    kind: 'bytes',
+    payload: Buffer.from(bytes),
+    contentType,
+    unknownFields: [],
+    idempotencyKey,
+  }));
+
+const extraFields = fc
+  .record({
+    extra: fc.dictionary(
+      fc.string({ minLength: 1, maxLength: 20 }).filter((k) => !KNOWN_FIELDS.has(k)),
+      fc.jsonValue({ maxDepth: 2 }),
+      { minKeys: 1, maxKeys: 4 },
+    ),
+    idempotencyKey: idempotencyKeys,
+  })
+  .map(({ extra, idempotencyKey }): Attempt => {
+    const body: Record<string, unknown> = { name: 'fuzz', amount: '1' };
+    for (const [k, v] of Object.entries(extra)) body[k] = v;
+    return {
+      kind: 'extra fields',
+      payload: Buffer.from(JSON.stringify(body)),
+      contentType: 'application/json',
+      unknownFields: Object.keys(extra),
+      idempotencyKey,
+    };
+  });
+
+const oversized = fc
+  .record({
+    padding: fc.integer({ min: BODY_LIMIT, max: BODY_LIMIT * 4 }),
+    idempotencyKey: idempotencyKeys,
+  })
+  .map(({ padding, idempotencyKey }): Attempt => ({
+    kind: 'oversized',
+    payload: Buffer.from(JSON.stringify({ name: 'fuzz', amount: '1', note: 'n'.repeat(padding) })),
+    contentType: 'application/json',
+    unknownFields: [],
+    idempotencyKey,
+  }));
+
+function wouldBeAccepted(attempt: Attempt): boolean {
+  if (
+    attempt.payload.length > BODY_LIMIT ||
+    !attempt.contentType?.toLowerCase().startsWith('application/json')
+  ) {
+    return false;
+  }
+  try {
+    return isValidBody(JSON.parse(attempt.payload.toString('utf8'))) === true;
+  } catch {
+    return false;
+  }
+}
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({
+    config: { bodyLimitBytes: BODY_LIMIT },
+    extraRoutes: [writeProbe({ url: '/v1/probe/items', operationId: 'probeItemsCreate' })],
+  });
+  await createProbeTable(t.deps.db);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('fuzzing a strict POST route', () => {
+  it(`refuses ${RUNS} random bodies cleanly and writes nothing`, async () => {
+    console.log(`fuzz seed ${seed} (rerun with FUZZ_SEED=${seed})`);
+    const seen = new Map<number, number>();
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(randomJson, randomBytes, extraFields, oversized), async (attempt) => {
+        fc.pre(!wouldBeAccepted(attempt));
+        const headers: Record<string, string> = {};
+        if (attempt.contentType !== undefined) headers['content-type'] = attempt.contentType;
+        if (attempt.idempotencyKey !== undefined) headers['idempotency-key'] = attempt.idempotencyKey;
+        const res = await t.app.fastify.inject({
+          method: 'POST',
+          url: '/v1/probe/items',
+          payload: attempt.payload,
+          headers,
+        });
+        seen.set(res.statusCode, (seen.get(res.statusCode) ?? 0) + 1);
+        expect([400, 413, 415], `${attempt.kind}: ${res.statusCode} ${res.body}`).toContain(res.statusCode);
+        const body = JSON.parse(res.body) as Record<string, unknown>;
+        const code = { 400: 'INVALID_REQUEST', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' }[
+          res.statusCode as 400 | 413 | 415
+        ];
+        checkErrorShape(body, res.headers['x-request-id'], code);
+        if (attempt.unknownFields.length > 0 && !/not valid JSON/.test(String(body['message']))) {
+          const named = attempt.unknownFields.filter((f) => String(body['message']).includes(f));
+          expect(
+            named.length,
+            `${body['message']} names none of ${attempt.unknownFields.join(', ')}`,
+          ).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: RUNS, seed },
+    );
+    console.log(`fuzz statuses: ${JSON.stringify(Object.fromEntries(seen))}`);
+    expect(await countProbeWrites(t.deps.db)).toBe(0);
+    expect(await countIdempotencyKeys(t.deps.db)).toBe(0);
+  });
+
+  it('the probe does write when the body is valid (so "nothing written" above means something)', async () => {
+    const res = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/probe/items',
+      payload: { name: 'fuzz', amount: '1' },
+    });
+    expect(res.statusCode).toBe(201);
+    expect(await countProbeWrites(t.deps.db)).toBe(1);
+  });
+});

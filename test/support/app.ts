@@ -1,0 +1,69 @@
+// The whole HTTP app over a fresh migrated database, for route tests. Probe routes passed as
+// `extraRoutes` go through the same layers as the real table (guard, idempotency, time budget,
+// error renderer).
+
+import { buildApp, type App } from '../../src/app.ts';
+import { testConfig, type Config } from '../../src/config.ts';
+import { refuseAllAuthenticator } from '../../src/core/auth-placeholder.ts';
+import { systemClock, type Clock } from '../../src/core/clock.ts';
+import type { DatabaseHandle } from '../../src/core/db/database.ts';
+import type { RouteDefinition } from '../../src/core/http/route-table.ts';
+import { createLogger } from '../../src/core/log.ts';
+import type { AppDeps } from '../../src/deps.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export interface CreateTestAppOptions {
+  config?: Partial<Config>;
+  extraRoutes?: RouteDefinition[];
+  clock?: Clock;
+  /** Connections in the PostgreSQL pool (ignored on PGlite). */
+  poolSize?: number;
+  /** Adapters and other dependencies beyond the defaults (chain port, devnet, registry…). */
+  deps?: Partial<Omit<AppDeps, 'config' | 'db' | 'dbKind'>>;
+}
+
+export interface TestApp {
+  app: App;
+  deps: AppDeps;
+  db: DatabaseHandle;
+  database: TestDatabase;
+  /** Closes the app, then drops the database. */
+  close(): Promise<void>;
+}
+
+export async function createTestApp(options: CreateTestAppOptions = {}): Promise<TestApp> {
+  const database = await createTestDatabase(
+    options.poolSize === undefined ? {} : { poolSize: options.poolSize },
+  );
+  try {
+    const deps: AppDeps = {
+      config: testConfig(options.config ?? {}),
+      db: database.handle.db,
+      dbKind: database.kind,
+      clock: options.clock ?? systemClock,
+      log: createLogger('silent'),
+      authenticator: refuseAllAuthenticator,
+      ...options.deps,
+    };
+    const app = await buildApp(deps, { extraRoutes: options.extraRoutes ?? [] });
+    let closed = false;
+    return {
+      app,
+      deps,
+      db: database.handle,
+      database,
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        try {
+          await app.fastify.close();
+        } finally {
+          await database.drop();
+        }
+      },
+    };
+  } catch (err) {
+    await database.drop();
+    throw err;
+  }
+}

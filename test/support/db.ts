@@ -1,0 +1,73 @@
+// A migrated database for one test file: a fresh PostgreSQL database when DATABASE_URL is set
+// (CI always sets it), otherwise an in-memory PGlite instance.
+
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { testConfig } from '../../src/config.ts';
+import { openDatabase, openPostgres, type DatabaseHandle } from '../../src/core/db/database.ts';
+import { migrate } from '../../src/core/db/migrate.ts';
+
+export interface TestDatabase {
+  handle: DatabaseHandle;
+  kind: 'postgres' | 'pglite';
+  /** Connection string of the fresh database (PostgreSQL only), for extra pools or child processes. */
+  url: string | null;
+  /** Closes the handle and removes the database. */
+  drop(): Promise<void>;
+}
+
+export interface CreateTestDatabaseOptions {
+  /** Connections in the PostgreSQL pool; default 5. PGlite always has one session. */
+  poolSize?: number;
+}
+
+export async function createTestDatabase(options: CreateTestDatabaseOptions = {}): Promise<TestDatabase> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    const pglite = new PGlite();
+    const handle = await openDatabase(testConfig(), { pglite });
+    await migrate(handle.db);
+    return {
+      handle,
+      kind: 'pglite',
+      url: null,
+      drop: async () => {
+        await handle.close();
+        await pglite.close();
+      },
+    };
+  }
+  const name = `purser_t_${randomBytes(6).toString('hex')}`;
+  await onServer(serverUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const handle = openPostgres(url.toString(), options.poolSize ?? 5);
+  try {
+    await migrate(handle.db);
+  } catch (err) {
+    await handle.close();
+    await onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    throw err;
+  }
+  return {
+    handle,
+    kind: 'postgres',
+    url: url.toString(),
+    drop: async () => {
+      await handle.close();
+      // FORCE ends sessions a test left behind (a killed child process, a pool not closed).
+      await onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+async function onServer(serverUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
