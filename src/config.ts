@@ -23,6 +23,10 @@ export interface Config {
   sealingKey: string | null;
   /** Bearer token of the operator surface under /v1/ops/. */
   operatorToken: string | null;
+  /** The treasury executor's address: only a sign-in of this address reaches executor routes. */
+  executorAddress: string | null;
+  /** SIWE domain and URI every sign-in message must carry (default: from the public URL). */
+  siwe: { domain: string; uri: string; chainId: number };
   /** JSON-RPC URL per chain id. In development with devnet on, filled in by the devnet. */
   rpcUrls: Record<number, string>;
   devnet: {
@@ -92,6 +96,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = str('DATABASE_URL') ?? null;
   const sealingKey = str('PURSER_SEALING_KEY') ?? null;
   const operatorToken = str('PURSER_OPERATOR_TOKEN') ?? null;
+  const executorAddress = str('PURSER_EXECUTOR_ADDRESS')?.toLowerCase() ?? null;
+  if (executorAddress && !/^0x[0-9a-f]{40}$/.test(executorAddress)) {
+    problems.push('PURSER_EXECUTOR_ADDRESS must be an address (0x followed by 40 hex characters)');
+  }
+  let siweDomain = 'localhost';
+  try {
+    siweDomain = str('SIWE_DOMAIN') ?? new URL(publicUrl).host;
+  } catch {
+    // reported with PURSER_PUBLIC_URL above
+  }
+  const siweUri = str('SIWE_URI') ?? publicUrl;
+  const siweChainId = int('SIWE_CHAIN_ID', 8453, 1, 2 ** 31 - 1);
 
   const rpcUrls: Record<number, string> = {};
   for (const chainId of SUPPORTED_CHAINS) {
@@ -139,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
     sealingKey,
     operatorToken,
+    executorAddress,
+    siwe: { domain: siweDomain, uri: siweUri, chainId: siweChainId },
     rpcUrls,
     devnet: {
       enabled: devnetEnabled,

@@ -4,13 +4,13 @@ import type { Logger } from 'pino';
 import { createViemChainPort } from './adapters/chain/viem.ts';
 import { buildApp, type App } from './app.ts';
 import type { Config } from './config.ts';
-import { refuseAllAuthenticator } from './core/auth-placeholder.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { isDatabaseUnavailable, openDatabase, type DatabaseHandle } from './core/db/database.ts';
 import { migrate } from './core/db/migrate.ts';
 import { createWorker } from './core/jobs/index.ts';
 import type { AppDeps } from './deps.ts';
 import { devnetRpcUrls, devnetTokenAddresses, startDevnet, type DevnetInfo } from './devnet/devnet.ts';
+import { createAuthenticator } from './modules/auth/authenticator.ts';
 import { buildTokenRegistry } from './modules/registry/index.ts';
 import { jobHandlers, jobSchedules } from './jobs.ts';
 
@@ -90,7 +90,7 @@ export async function startService(
       dbKind: handle.kind,
       clock,
       log,
-      authenticator: refuseAllAuthenticator,
+      authenticator: createAuthenticator({ db: handle.db, clock, config, log }),
       chain: createViemChainPort({ rpcUrls }),
       tokenRegistry: buildTokenRegistry(config.env, devnet ? devnetTokenAddresses(devnet) : undefined),
       ...(devnet ? { devnet } : {}),

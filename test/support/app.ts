@@ -4,11 +4,11 @@
 
 import { buildApp, type App } from '../../src/app.ts';
 import { testConfig, type Config } from '../../src/config.ts';
-import { refuseAllAuthenticator } from '../../src/core/auth-placeholder.ts';
 import { systemClock, type Clock } from '../../src/core/clock.ts';
 import type { DatabaseHandle } from '../../src/core/db/database.ts';
 import type { RouteDefinition } from '../../src/core/http/route-table.ts';
 import { createLogger } from '../../src/core/log.ts';
+import { createAuthenticator } from '../../src/modules/auth/authenticator.ts';
 import type { AppDeps } from '../../src/deps.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
@@ -36,13 +36,16 @@ export async function createTestApp(options: CreateTestAppOptions = {}): Promise
     options.poolSize === undefined ? {} : { poolSize: options.poolSize },
   );
   try {
+    const config = testConfig(options.config ?? {});
+    const clock = options.clock ?? systemClock;
+    const log = createLogger('silent');
     const deps: AppDeps = {
-      config: testConfig(options.config ?? {}),
+      config,
       db: database.handle.db,
       dbKind: database.kind,
-      clock: options.clock ?? systemClock,
-      log: createLogger('silent'),
-      authenticator: refuseAllAuthenticator,
+      clock,
+      log,
+      authenticator: createAuthenticator({ db: database.handle.db, clock, config, log }),
       ...options.deps,
     };
     const app = await buildApp(deps, { extraRoutes: options.extraRoutes ?? [] });

@@ -10,8 +10,13 @@ import type { Deadline } from './deadline.ts';
 /** public: no credential. bearer: session or API key. executor: signed in as the treasury executor. operator: operator token. */
 export type RouteClass = 'public' | 'bearer' | 'executor' | 'operator';
 export type Scope = 'read' | 'write' | 'admin' | 'supervisor';
-/** Who may call a bearer route beyond its scope: some routes admit only sessions and certain key scopes. */
-export type ScopeRule = Scope | 'session-or-admin' | 'session-admin-or-supervisor';
+/**
+ * Which API-key scopes a bearer route admits (a session admits every rule):
+ * read: read, write, supervisor, admin. write: write, admin. cancel (cancels and revocations of
+ * what a writer opened): write, supervisor, admin. supervisor (panic): supervisor, admin.
+ * admin: admin. admin-or-supervisor (list and revoke keys): admin, supervisor.
+ */
+export type ScopeRule = 'read' | 'write' | 'cancel' | 'supervisor' | 'admin' | 'admin-or-supervisor';
 
 /** Where a wallet-bearing route finds the wallet(s) it acts for. */
 export interface WalletLocator {

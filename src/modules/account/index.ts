@@ -1,0 +1,1 @@
+export { findAccountByAddress, findAccountById, findOrCreateAccount, type AccountRow } from './store.ts';

@@ -1,0 +1,72 @@
+import { sql, type Selectable } from 'kysely';
+import type { DbExecutor } from '../../core/db/database.ts';
+import type { Timestamp } from '../../core/db/schema.ts';
+
+export interface SessionsTable {
+  id: string;
+  account_id: string;
+  token_hash: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+export interface SiweNoncesTable {
+  nonce: string;
+  address: string;
+  chain_id: number;
+  message: string;
+  issued_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+export interface CredentialUsesTable {
+  credential_id: string;
+  account_id: string;
+  client_ip: string;
+  user_agent: string;
+  first_seen_at: Timestamp;
+  last_seen_at: Timestamp;
+  uses: string;
+}
+
+declare module '../../core/db/schema.ts' {
+  interface Database {
+    sessions: SessionsTable;
+    siwe_nonces: SiweNoncesTable;
+    credential_uses: CredentialUsesTable;
+  }
+}
+
+export type SessionRow = Selectable<SessionsTable>;
+
+/** The session behind a token hash with its account's address, in one round trip. */
+export async function findSessionForAuth(db: DbExecutor, tokenHash: string) {
+  return db
+    .selectFrom('sessions')
+    .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+    .select([
+      'sessions.id',
+      'sessions.account_id',
+      'sessions.token_hash',
+      'sessions.expires_at',
+      'sessions.revoked_at',
+      'accounts.address',
+      'accounts.offboarded_at',
+    ])
+    .where('sessions.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+/** Upserts the network context of one credential use (sign-in or key use). */
+export async function recordCredentialUse(
+  db: DbExecutor,
+  use: { credentialId: string; accountId: string; clientIp: string; userAgent: string; at: Date },
+): Promise<void> {
+  await sql`
+    INSERT INTO credential_uses (credential_id, account_id, client_ip, user_agent, first_seen_at, last_seen_at)
+    VALUES (${use.credentialId}, ${use.accountId}, ${use.clientIp}, ${use.userAgent}, ${use.at}, ${use.at})
+    ON CONFLICT (credential_id, client_ip, user_agent)
+    DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, uses = credential_uses.uses + 1`.execute(db);
+}
