@@ -31,7 +31,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     genReqId: () => newId('req'),
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
-    return503OnClosing: true,
+    // Requests arriving while the server drains get the spec's error body (see the onRequest hook).
+    return503OnClosing: false,
     trustProxy: false,
     // Errors raised before routing (a path that is not a valid URL, an over-long path parameter)
     // get the spec's error body too, not Fastify's own.
@@ -44,8 +45,24 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   // Bodies are JSON only: a text/plain body would otherwise reach validation as a string.
   fastify.removeContentTypeParser('text/plain');
 
+  let closing = false;
+  fastify.addHook('preClose', async () => {
+    closing = true;
+  });
   fastify.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      return sendError(
+        reply,
+        req,
+        new AppError('UNAVAILABLE', 'This server is shutting down; nothing was done.', {
+          remediation: 'Retry in a moment: another instance, or this one restarted, will answer.',
+          headers: { 'retry-after': '1' },
+        }),
+        config.publicUrl,
+      );
+    }
   });
 
   await fastify.register(rateLimit, {

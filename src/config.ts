@@ -8,6 +8,8 @@ export interface Config {
   port: number;
   /** Base URL clients use to reach the service; docs_url and SIWE URIs are built from it. */
   publicUrl: string;
+  /** Whether PURSER_PUBLIC_URL was set; otherwise the URL follows the bound port. */
+  publicUrlExplicit: boolean;
   /** PostgreSQL connection string; absent means the embedded PGlite database (development only). */
   databaseUrl: string | null;
   /** Data directory of the embedded database and its lock file. */
@@ -146,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     port,
     publicUrl,
+    publicUrlExplicit: str('PURSER_PUBLIC_URL') !== undefined,
     databaseUrl,
     dataDir: str('PURSER_DATA_DIR') ?? '.purser',
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 200),

@@ -23,6 +23,11 @@ export interface AppDeps {
   clock: Clock;
   log: FastifyBaseLogger;
   authenticator: Authenticator;
+  /**
+   * The local cache of verified credentials, if any. Code that revokes or rotates a credential
+   * calls `invalidate` after its transaction commits (other processes hear the NOTIFY).
+   */
+  credentialCache?: { invalidate(id: string): void };
   /** Built once at start (in development with the devnet's addresses); absent: the real addresses. */
   tokenRegistry?: TokenRegistry;
   /** EVM chains, one JSON-RPC endpoint per chain id (the devnet's anvils in development). */

@@ -11,6 +11,7 @@ import { createWorker } from './core/jobs/index.ts';
 import type { AppDeps } from './deps.ts';
 import { devnetRpcUrls, devnetTokenAddresses, startDevnet, type DevnetInfo } from './devnet/devnet.ts';
 import { createAuthenticator } from './modules/auth/authenticator.ts';
+import { startCredentialCache } from './modules/auth/credential-cache.ts';
 import { buildTokenRegistry } from './modules/registry/index.ts';
 import { jobHandlers, jobSchedules } from './jobs.ts';
 
@@ -84,13 +85,17 @@ export async function startService(
     const handle = await openAndMigrate(config, log);
     stops.push(() => handle.close());
 
+    const credentials = await startCredentialCache(handle);
+    stops.push(credentials.stop);
+
     const deps: AppDeps = {
       config,
       db: handle.db,
       dbKind: handle.kind,
       clock,
       log,
-      authenticator: createAuthenticator({ db: handle.db, clock, config, log }),
+      authenticator: createAuthenticator({ db: handle.db, clock, config, log, cache: credentials.cache }),
+      credentialCache: credentials.cache,
       chain: createViemChainPort({ rpcUrls }),
       tokenRegistry: buildTokenRegistry(config.env, devnet ? devnetTokenAddresses(devnet) : undefined),
       ...(devnet ? { devnet } : {}),
@@ -122,6 +127,8 @@ export async function startService(
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       url = `http://${host}:${port}`;
+      // With PORT=0 the port is known only now; links in error bodies must carry the real one.
+      if (!config.publicUrlExplicit) config.publicUrl = url;
     }
     return { deps, app, url, stop: stopAll };
   } catch (err) {

@@ -9,6 +9,7 @@ import type { DatabaseHandle } from '../../src/core/db/database.ts';
 import type { RouteDefinition } from '../../src/core/http/route-table.ts';
 import { createLogger } from '../../src/core/log.ts';
 import { createAuthenticator } from '../../src/modules/auth/authenticator.ts';
+import { startCredentialCache } from '../../src/modules/auth/credential-cache.ts';
 import type { AppDeps } from '../../src/deps.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
@@ -39,13 +40,22 @@ export async function createTestApp(options: CreateTestAppOptions = {}): Promise
     const config = testConfig(options.config ?? {});
     const clock = options.clock ?? systemClock;
     const log = createLogger('silent');
+    // The same credential cache as production, so revocation tests prove the invalidation path.
+    const credentials = await startCredentialCache(database.handle);
     const deps: AppDeps = {
       config,
       db: database.handle.db,
       dbKind: database.kind,
       clock,
       log,
-      authenticator: createAuthenticator({ db: database.handle.db, clock, config, log }),
+      authenticator: createAuthenticator({
+        db: database.handle.db,
+        clock,
+        config,
+        log,
+        cache: credentials.cache,
+      }),
+      credentialCache: credentials.cache,
       ...options.deps,
     };
     const app = await buildApp(deps, { extraRoutes: options.extraRoutes ?? [] });
@@ -60,6 +70,7 @@ export async function createTestApp(options: CreateTestAppOptions = {}): Promise
         closed = true;
         try {
           await app.fastify.close();
+          await credentials.stop();
         } finally {
           await database.drop();
         }

@@ -16,6 +16,16 @@ export interface DatabaseHandle {
   kind: 'postgres' | 'pglite';
   /** The raw pool, for the few places that need plain SQL outside Kysely (migrations, health). */
   pool: pg.Pool;
+  /**
+   * Subscribes to a NOTIFY channel. `onState(false)` reports that notifications may have been
+   * missed (connection lost) until the next `onState(true)`; caches must not trust themselves
+   * in between. Returns the unsubscribe function.
+   */
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    onState: (live: boolean) => void,
+  ): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -66,13 +76,70 @@ export function openPostgres(
   // its next statement (a connection error, so 503) and the pool drops the client on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const listeners = new Set<() => Promise<void>>();
   return {
     db,
     kind: 'postgres',
     pool,
+    listen: async (channel, onPayload, onState) => {
+      const stop = listenOnPostgres(url, channel, onPayload, onState);
+      listeners.add(stop);
+      return async () => {
+        listeners.delete(stop);
+        await stop();
+      };
+    },
     close: async () => {
+      await Promise.all([...listeners].map((stop) => stop()));
       await db.destroy();
     },
+  };
+}
+
+/** A dedicated connection that LISTENs and reconnects (with backoff) when it is lost. */
+function listenOnPostgres(
+  url: string,
+  channel: string,
+  onPayload: (payload: string) => void,
+  onState: (live: boolean) => void,
+): () => Promise<void> {
+  let stopped = false;
+  let client: pg.Client | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  let delay = 250;
+  const connect = async () => {
+    if (stopped) return;
+    const c = new pg.Client({ connectionString: url, keepAlive: true, connectionTimeoutMillis: 3000 });
+    const lost = () => {
+      if (client !== c) return;
+      client = null;
+      onState(false);
+      c.end().catch(() => undefined);
+      if (!stopped) retry = setTimeout(() => void connect(), delay);
+      delay = Math.min(delay * 2, 5000);
+    };
+    c.on('error', lost);
+    c.on('end', lost);
+    c.on('notification', (msg) => {
+      if (msg.channel === channel) onPayload(msg.payload ?? '');
+    });
+    client = c;
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${c.escapeIdentifier(channel)}`);
+      delay = 250;
+      if (!stopped && client === c) onState(true);
+    } catch {
+      lost();
+    }
+  };
+  void connect();
+  return async () => {
+    stopped = true;
+    if (retry) clearTimeout(retry);
+    const c = client;
+    client = null;
+    await c?.end().catch(() => undefined);
   };
 }
 
@@ -101,6 +168,14 @@ async function openPglite(dataDir: string, options: OpenDatabaseOptions): Promis
     db,
     kind: 'pglite',
     pool,
+    // One process owns the embedded database, so its notifications are never missed.
+    listen: async (channel, onPayload, onState) => {
+      const unlisten = await pglite.listen(channel, onPayload);
+      onState(true);
+      return async () => {
+        await unlisten();
+      };
+    },
     close: async () => {
       await db.destroy();
       if (owned) await pglite.close();

@@ -58,11 +58,15 @@ export function toAppError(err: unknown, bodyLimit: number): AppError {
     return new AppError('INVALID_REQUEST', 'The request body is not valid JSON.');
   }
   if (isDatabaseUnavailable(err)) {
-    return new AppError('UNAVAILABLE', 'The database is unreachable; nothing was changed.', {
-      remediation: 'Retry in a few seconds with the same Idempotency-Key.',
-      headers: { 'retry-after': '2' },
-      cause: err,
-    });
+    return new AppError(
+      'UNAVAILABLE',
+      'The database is unreachable or has no free connection; nothing was changed.',
+      {
+        remediation: 'Retry in a few seconds with the same Idempotency-Key.',
+        headers: { 'retry-after': '2' },
+        cause: err,
+      },
+    );
   }
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new AppError('INVALID_REQUEST', fe.message || 'The request is invalid.', {

@@ -29,7 +29,9 @@ export interface VerifiedCredential {
  */
 export interface CredentialCache {
   get(tokenHash: string): VerifiedCredential | undefined;
-  set(tokenHash: string, credential: VerifiedCredential): void;
+  /** A counter that moves on every invalidation; read it before loading from the database. */
+  version(): number;
+  set(tokenHash: string, credential: VerifiedCredential, versionBeforeLoad: number): void;
 }
 
 export interface AuthenticatorDeps {
@@ -60,6 +62,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   async function lookup(kind: 'session' | 'key', hash: string): Promise<VerifiedCredential | null> {
     const cached = deps.cache?.get(hash);
     if (cached) return cached;
+    const version = deps.cache?.version() ?? 0;
     if (kind === 'session') {
       const row = await findSessionForAuth(deps.db, hash);
       if (!row || row.revoked_at || row.offboarded_at || !sameHash(row.token_hash, hash)) return null;
@@ -73,7 +76,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         allowedIps: null,
         expiresAt: new Date(row.expires_at),
       };
-      deps.cache?.set(hash, credential);
+      deps.cache?.set(hash, credential, version);
       return credential;
     }
     const row = await findKeyForAuth(deps.db, hash);
@@ -88,7 +91,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       allowedIps: row.allowed_ips,
       expiresAt: new Date(row.expires_at),
     };
-    deps.cache?.set(hash, credential);
+    deps.cache?.set(hash, credential, version);
     return credential;
   }
 

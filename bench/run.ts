@@ -1,0 +1,442 @@
+// `npm run bench`: starts the service as a child process and drives each scenario with autocannon.
+// Embedded PGlite (temporary data directory) by default; with DATABASE_URL, a fresh database on
+// that PostgreSQL server, dropped afterwards. Results go to bench/results/. See bench/README.md.
+
+import autocannon, { type Result } from 'autocannon';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import {
+  REPO_ROOT,
+  describeExit,
+  http,
+  startServiceProcess,
+  waitUntilReady,
+  type ServiceProcess,
+} from '../test/support/service-process.ts';
+
+interface Scenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** The replay scenario: the second answer must carry `idempotent-replayed: true`. */
+  expectReplay?: boolean;
+}
+
+const SCREENED_ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';
+const RUN_ID = randomBytes(4).toString('hex');
+
+/** The scenarios, in order. Every healthy answer is 2xx: anything else marks a scenario broken. */
+const SCENARIOS: Scenario[] = [
+  { name: 'GET /healthz (baseline)', method: 'GET', path: '/healthz' },
+  { name: 'GET /v1/tokens', method: 'GET', path: '/v1/tokens' },
+  {
+    name: 'POST /v1/screenings',
+    method: 'POST',
+    path: '/v1/screenings',
+    body: { address: SCREENED_ADDRESS },
+  },
+  {
+    name: 'POST /v1/screenings, one Idempotency-Key replayed',
+    method: 'POST',
+    path: '/v1/screenings',
+    body: { address: SCREENED_ADDRESS },
+    headers: { 'idempotency-key': `bench-${RUN_ID}` },
+    expectReplay: true,
+  },
+];
+
+const RATE_LIMIT = 10_000_000;
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new Error(`${name} must be a positive integer (got "${raw}")`);
+  return Number(raw);
+}
+
+const DURATION_S = positiveInt('BENCH_DURATION', 10);
+const WARMUP_S = positiveInt('BENCH_WARMUP', 2);
+const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 50);
+
+interface ScenarioResult {
+  name: string;
+  method: string;
+  path: string;
+  /** The answer to one request sent before the load. */
+  preflight: { status: number; body: string; replayed: boolean | null };
+  requestsPerSecond: { mean: number; p50: number; stddev: number; min: number; max: number };
+  latencyMs: { mean: number; p50: number; p97_5: number; p99: number; max: number };
+  requests: number;
+  status2xx: number;
+  non2xx: number;
+  statusCodes: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  durationS: number;
+  /** Why the figures do not measure what the scenario means; empty when healthy. */
+  problems: string[];
+  warnings: string[];
+}
+
+interface Database {
+  kind: 'pglite' | 'postgres';
+  description: string;
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+async function prepareDatabase(): Promise<Database> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'purser-bench-'));
+    return {
+      kind: 'pglite',
+      description: 'embedded PGlite, fresh temporary data directory',
+      env: { PURSER_DATA_DIR: dataDir },
+      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  const name = `purser_bench_${RUN_ID}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  let version = '';
+  try {
+    const row = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0];
+    version = row?.server_version.split(' ')[0] ?? 'unknown';
+    await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    kind: 'postgres',
+    description: `PostgreSQL ${version} on ${url.host}, fresh database ${name}`,
+    env: { DATABASE_URL: url.toString() },
+    drop: async () => {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+function requestOptions(scenario: Scenario): { headers: Record<string, string>; body?: string } {
+  const headers: Record<string, string> = { ...scenario.headers };
+  if (scenario.body === undefined) return { headers };
+  headers['content-type'] = 'application/json';
+  return { headers, body: JSON.stringify(scenario.body) };
+}
+
+let current: ReturnType<typeof autocannon> | null = null;
+let interrupted = false;
+
+async function runScenario(service: ServiceProcess, scenario: Scenario): Promise<ScenarioResult> {
+  const url = service.url + scenario.path;
+  const { headers, body } = requestOptions(scenario);
+  const send = () =>
+    http(url, {
+      method: scenario.method,
+      headers,
+      timeoutMs: 60_000,
+      ...(scenario.body !== undefined ? { body: scenario.body } : {}),
+    });
+
+  // One request first: a route that does not answer at all is reported, not loaded for 10 s.
+  let first: { status: number; text: string };
+  try {
+    first = await send();
+  } catch (err) {
+    return skipped(scenario, `the first request got no answer: ${String(err)}`);
+  }
+  let replayed: boolean | null = null;
+  if (scenario.expectReplay) replayed = (await send()).headers['idempotent-replayed'] === 'true';
+
+  current = autocannon({
+    url,
+    method: scenario.method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    warmup: { connections: CONNECTIONS, duration: WARMUP_S },
+    timeout: 10,
+    title: scenario.name,
+  });
+  const result: Result = await current;
+  current = null;
+
+  const statusCodes = Object.fromEntries(
+    Object.entries(result.statusCodeStats).map(([code, s]) => [code, s.count]),
+  );
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  if (first.status < 200 || first.status >= 300) {
+    problems.push(`the first request answered ${first.status}: ${first.text.slice(0, 200)}`);
+  }
+  if (result.non2xx > 0) {
+    const share = result.requests.total > 0 ? (100 * result.non2xx) / result.requests.total : 100;
+    const codes = Object.entries(statusCodes)
+      .filter(([code]) => !code.startsWith('2'))
+      .map(([code, n]) => `${code} x${n}`)
+      .join(', ');
+    problems.push(`${share.toFixed(share < 1 ? 2 : 0)}% of answers were not 2xx (${codes})`);
+  }
+  if (result.errors > 0)
+    problems.push(`${result.errors} requests got no answer (${result.timeouts} timeouts)`);
+  if (result.requests.total === 0) problems.push('no request completed');
+  if (replayed === false) {
+    warnings.push(
+      'no replay: the second answer lacked `idempotent-replayed: true`, so the route ignores Idempotency-Key ' +
+        'and this row measures fresh requests, not replays',
+    );
+  }
+  const exit = service.exitStatus();
+  if (exit) problems.push(`the service exited (${describeExit(exit)})`);
+
+  return {
+    name: scenario.name,
+    method: scenario.method,
+    path: scenario.path,
+    preflight: { status: first.status, body: first.text.slice(0, 300), replayed },
+    requestsPerSecond: {
+      mean: result.requests.mean,
+      p50: result.requests.p50,
+      stddev: result.requests.stddev,
+      min: result.requests.min,
+      max: result.requests.max,
+    },
+    latencyMs: {
+      mean: result.latency.mean,
+      p50: result.latency.p50,
+      p97_5: result.latency.p97_5,
+      p99: result.latency.p99,
+      max: result.latency.max,
+    },
+    requests: result.requests.total,
+    status2xx: result['2xx'],
+    non2xx: result.non2xx,
+    statusCodes,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    durationS: result.duration,
+    problems,
+    warnings,
+  };
+}
+
+function skipped(scenario: Scenario, problem: string): ScenarioResult {
+  return {
+    name: scenario.name,
+    method: scenario.method,
+    path: scenario.path,
+    preflight: { status: 0, body: '', replayed: null },
+    requestsPerSecond: { mean: NaN, p50: NaN, stddev: NaN, min: NaN, max: NaN },
+    latencyMs: { mean: NaN, p50: NaN, p97_5: NaN, p99: NaN, max: NaN },
+    requests: 0,
+    status2xx: 0,
+    non2xx: 0,
+    statusCodes: {},
+    errors: 1,
+    timeouts: 0,
+    durationS: 0,
+    problems: [`${problem}; not loaded`],
+    warnings: [],
+  };
+}
+
+function machineFacts() {
+  const cpuList = cpus();
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+    if (dirty) commit += ' (with uncommitted changes)';
+  } catch {
+    // not a git checkout
+  }
+  const pkg = (name: string) => {
+    try {
+      return (
+        JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', name, 'package.json'), 'utf8')) as {
+          version: string;
+        }
+      ).version;
+    } catch {
+      return 'unknown';
+    }
+  };
+  return {
+    node: process.version,
+    platform: `${process.platform} ${release()} ${process.arch}`,
+    cpus: cpuList.length,
+    cpuModel: cpuList[0]?.model.trim() ?? 'unknown',
+    memoryGb: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+    loadAverageAtStart: loadavg().map((l) => Math.round(l * 100) / 100),
+    commit,
+    autocannon: pkg('autocannon'),
+    fastify: pkg('fastify'),
+  };
+}
+
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : '-';
+
+function markdown(report: Report): string {
+  const m = report.machine;
+  const lines = [
+    `# Purser benchmark: ${report.database.kind}`,
+    '',
+    `- Run: ${report.startedAt}, commit ${m.commit}`,
+    `- Machine: Node ${m.node}, ${m.cpus} x ${m.cpuModel}, ${m.memoryGb} GB RAM, ${m.platform}; load average at start ${m.loadAverageAtStart.join(' / ')}`,
+    `- Database: ${report.database.description}`,
+    `- Load: autocannon ${m.autocannon}, ${report.connections} connections, ${report.durationS} s per scenario after a ${report.warmupS} s warm-up; ` +
+      'client and server share the machine',
+    `- Service: \`purser serve\` as a child process, DEVNET=false, LOG_LEVEL=warn, ` +
+      `RATE_LIMIT_PUBLIC_PER_MINUTE=${RATE_LIMIT} so the per-IP limiter never caps the load (its bookkeeping still runs); ` +
+      `ready ${fmt(report.startupMs / 1000, 1)} s after spawn`,
+    '',
+    '| Scenario | req/s mean | req/s p50 | p50 ms | p97.5 ms | p99 ms | max ms | requests | non-2xx | errors | verdict |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+  ];
+  for (const s of report.scenarios) {
+    const verdict = s.problems.length > 0 ? '**BROKEN**' : s.warnings.length > 0 ? 'warning' : 'ok';
+    lines.push(
+      `| ${s.name} | ${fmt(s.requestsPerSecond.mean)} | ${fmt(s.requestsPerSecond.p50)} | ${fmt(s.latencyMs.p50)} | ` +
+        `${fmt(s.latencyMs.p97_5)} | ${fmt(s.latencyMs.p99)} | ${fmt(s.latencyMs.max)} | ${fmt(s.requests)} | ` +
+        `${fmt(s.non2xx)} | ${fmt(s.errors)} | ${verdict} |`,
+    );
+  }
+  const notes = report.scenarios.flatMap((s) => [
+    ...s.problems.map((p) => `- **${s.name}: BROKEN**: ${p}`),
+    ...s.warnings.map((w) => `- ${s.name}: ${w}`),
+  ]);
+  if (report.serviceExit) notes.push(`- The service exited: ${report.serviceExit}`);
+  if (notes.length > 0) lines.push('', ...notes);
+  return lines.join('\n') + '\n';
+}
+
+interface Report {
+  startedAt: string;
+  database: { kind: string; description: string };
+  connections: number;
+  durationS: number;
+  warmupS: number;
+  rateLimitPerMinute: number;
+  startupMs: number;
+  machine: ReturnType<typeof machineFacts>;
+  scenarios: ScenarioResult[];
+  serviceExit: string | null;
+}
+
+async function main(): Promise<number> {
+  const startedAt = new Date().toISOString().slice(0, 19) + 'Z';
+  const machine = machineFacts();
+  process.once('SIGINT', () => {
+    interrupted = true;
+    current?.stop?.();
+    console.error('\ninterrupted: stopping after the current scenario, then cleaning up');
+  });
+
+  const database = await prepareDatabase();
+  let service: ServiceProcess | null = null;
+  const scenarios: ScenarioResult[] = [];
+  let startupMs = 0;
+  let serviceExit: string | null = null;
+  try {
+    console.log(`Database: ${database.description}`);
+    console.log(
+      `Rate limit raised to ${RATE_LIMIT} per minute (RATE_LIMIT_PUBLIC_PER_MINUTE) so it does not cap the benchmark.`,
+    );
+    const spawned = performance.now();
+    service = await startServiceProcess({
+      env: { ...database.env, LOG_LEVEL: 'warn', RATE_LIMIT_PUBLIC_PER_MINUTE: String(RATE_LIMIT) },
+    });
+    await waitUntilReady(service, 60_000);
+    startupMs = performance.now() - spawned;
+    console.log(`Service ready at ${service.url} after ${(startupMs / 1000).toFixed(1)} s.`);
+
+    for (const scenario of SCENARIOS) {
+      if (interrupted) break;
+      console.log(
+        `Running ${scenario.name}: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s ...`,
+      );
+      const result = await runScenario(service, scenario);
+      scenarios.push(result);
+      console.log(
+        `  ${fmt(result.requestsPerSecond.mean)} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ` +
+          `${result.non2xx} non-2xx, ${result.errors} errors`,
+      );
+    }
+  } finally {
+    if (service) {
+      const exit = service.exitStatus();
+      if (exit) serviceExit = `${describeExit(exit)} during the run; last output:\n${service.tail(10)}`;
+      const stopped = await service.stop('SIGTERM', 15_000);
+      if (!exit && (stopped.code !== 0 || stopped.signal)) {
+        serviceExit = `${describeExit(stopped)} on SIGTERM; last output:\n${service.tail(10)}`;
+      }
+    }
+    await database
+      .drop()
+      .catch((err: unknown) => console.error(`could not drop the bench database: ${String(err)}`));
+  }
+
+  const report: Report = {
+    startedAt,
+    database: { kind: database.kind, description: database.description },
+    connections: CONNECTIONS,
+    durationS: DURATION_S,
+    warmupS: WARMUP_S,
+    rateLimitPerMinute: RATE_LIMIT,
+    startupMs: Math.round(startupMs),
+    machine,
+    scenarios,
+    serviceExit,
+  };
+  const dir = join(REPO_ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const stamp = startedAt.replace(/:/g, '-');
+  const table = markdown(report);
+  writeFileSync(join(dir, `${stamp}-${database.kind}.json`), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(join(dir, 'latest.md'), table);
+  writeFileSync(join(dir, `latest-${database.kind}.md`), table);
+  console.log(`\n${table}`);
+  console.log(
+    `Written: bench/results/${stamp}-${database.kind}.json, bench/results/latest.md, latest-${database.kind}.md`,
+  );
+
+  if (interrupted) return 130;
+  const broken = scenarios.filter((s) => s.problems.length > 0);
+  if (broken.length > 0 || serviceExit) {
+    console.error(
+      `\nBROKEN: ${broken.map((s) => s.name).join('; ') || 'the service'}: these figures do not measure the service.`,
+    );
+    return 1;
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    process.exit(1);
+  },
+);
