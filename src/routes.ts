@@ -2,10 +2,12 @@
 // and the scope-matrix test read it; add a module's routes here.
 
 import type { RouteDefinition } from './core/http/route-table.ts';
+import { authRoutes } from './modules/auth/routes.ts';
 import { devRoutes } from './modules/dev/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
 import { feedbackRoutes } from './modules/feedback/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
+import { keysRoutes } from './modules/keys/routes.ts';
 import { registryRoutes } from './modules/registry/routes.ts';
 import { screeningRoutes } from './modules/screening/routes.ts';
 
@@ -15,5 +17,7 @@ export const routeTable: RouteDefinition[] = [
   ...registryRoutes,
   ...screeningRoutes,
   ...feedbackRoutes,
+  ...authRoutes,
+  ...keysRoutes,
   ...devRoutes,
 ];

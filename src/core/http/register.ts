@@ -14,6 +14,9 @@ export interface RegisteredRoutes {
 
 const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE'];
 
+/** The authenticated caller of each request, set by the guard. */
+const principals = new WeakMap<FastifyRequest, Principal | null>();
+
 /** Registers every route of the table on the app, each behind the shared guard and layers. */
 export function registerRoutes(
   app: FastifyInstance,
@@ -58,8 +61,13 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
     config: rateLimited
       ? { rateLimit: { max: deps.config.publicRateLimitPerMinute, timeWindow: 60_000 } }
       : { rateLimit: false },
+    // The guard runs before validation: an unauthenticated caller learns nothing about the
+    // body's shape, and a forbidden one is refused before any work.
+    preValidation: async (req) => {
+      principals.set(req, await authenticate(req, route, deps));
+    },
     handler: async (req, reply) => {
-      const principal = await authenticate(req, route, deps);
+      const principal = principals.get(req) ?? null;
       const deadline = new Deadline(route.budgetMs ?? deps.config.requestBudgetMs);
       const key = idempotent ? readIdempotencyKey(req.headers['idempotency-key']) : null;
       const path = req.url.split('?')[0] ?? req.url;

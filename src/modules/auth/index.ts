@@ -1,0 +1,24 @@
+export { authRoutes, TEST_ACCOUNT_HEADER } from './routes.ts';
+export {
+  challengeChain,
+  checkSignIn,
+  checksummedAddress,
+  completeSignIn,
+  issueChallenge,
+  SESSION_TTL_MS,
+  SIGN_IN_REPLAY_REMEDIATION,
+  signOut,
+  type Challenge,
+  type SignInProof,
+  type SignInResult,
+} from './service.ts';
+export {
+  buildSiweMessage,
+  parseSiweMessage,
+  SIWE_CHAIN_IDS,
+  SIWE_CLOCK_SKEW_MS,
+  SIWE_NONCE_TTL_MS,
+  type SiweFields,
+} from './siwe.ts';
+export { createAuthenticator, type CredentialCache, type VerifiedCredential } from './authenticator.ts';
+export { hashToken, newToken, tokenKind, API_KEY_PREFIX, SESSION_TOKEN_PREFIX } from './tokens.ts';
