@@ -63,23 +63,12 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     const cached = deps.cache?.get(hash);
     if (cached) return cached;
     const version = deps.cache?.version() ?? 0;
-    if (kind === 'session') {
-      const row = await findSessionForAuth(deps.db, hash);
-      if (!row || row.revoked_at || row.offboarded_at || !sameHash(row.token_hash, hash)) return null;
-      const credential: VerifiedCredential = {
-        credentialId: row.id,
-        kind,
-        accountId: row.account_id,
-        address: row.address,
-        scopes: ALL,
-        wallets: null,
-        allowedIps: null,
-        expiresAt: new Date(row.expires_at),
-      };
-      deps.cache?.set(hash, credential, version);
-      return credential;
-    }
-    const row = await findKeyForAuth(deps.db, hash);
+    const row =
+      kind === 'session'
+        ? await findSessionForAuth(deps.db, hash).then(
+            (r) => r && { ...r, scopes: ALL, wallets: null, allowed_ips: null },
+          )
+        : await findKeyForAuth(deps.db, hash);
     if (!row || row.revoked_at || row.offboarded_at || !sameHash(row.token_hash, hash)) return null;
     const credential: VerifiedCredential = {
       credentialId: row.id,
