@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.purser/**', 'bench/results/**', 'devnet/build/**'] },
+  { ignores: ['node_modules/**', '.purser/**', 'bench/results/**', 'devnet/build/**', 'scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -9,6 +9,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { testConfig } from '../src/config.ts';
+import { openDatabase } from '../src/core/db/database.ts';
+import { migrate } from '../src/core/db/migrate.ts';
+import { newId } from '../src/core/ids.ts';
+import { hashToken, newToken, SESSION_TOKEN_PREFIX } from '../src/modules/auth/tokens.ts';
+import { runReserveHarness, type HarnessResult } from './reserve-harness.ts';
 import {
   REPO_ROOT,
   describeExit,
@@ -26,15 +32,27 @@ interface Scenario {
   headers?: Record<string, string>;
   /** The replay scenario: the second answer must carry `idempotent-replayed: true`. */
   expectReplay?: boolean;
+  /** Sends the bench account's session token (seeded before the scenarios run). */
+  session?: true;
+  /** Sends a read-scoped API key made through POST /v1/keys with that session. */
+  apiKey?: true;
 }
 
 const SCREENED_ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';
 const RUN_ID = randomBytes(4).toString('hex');
+/** The wallet whose policy the checks scenario evaluates. */
+const BENCH_WALLET = `0x${randomBytes(20).toString('hex')}`;
 
 /** The scenarios, in order. Every healthy answer is 2xx: anything else marks a scenario broken. */
 const SCENARIOS: Scenario[] = [
   { name: 'GET /healthz (baseline)', method: 'GET', path: '/healthz' },
-  { name: 'GET /v1/tokens', method: 'GET', path: '/v1/tokens' },
+  { name: 'GET /v1/tokens (unauthenticated read)', method: 'GET', path: '/v1/tokens' },
+  {
+    name: 'GET /v1/auth/session (authenticated read, API key)',
+    method: 'GET',
+    path: '/v1/auth/session',
+    apiKey: true,
+  },
   {
     name: 'POST /v1/screenings',
     method: 'POST',
@@ -48,6 +66,21 @@ const SCENARIOS: Scenario[] = [
     body: { address: SCREENED_ADDRESS },
     headers: { 'idempotency-key': `bench-${RUN_ID}` },
     expectReplay: true,
+  },
+  {
+    name: 'POST /v1/checks (dry run: active policy + counters)',
+    method: 'POST',
+    path: '/v1/checks',
+    body: {
+      wallet: BENCH_WALLET,
+      kind: 'conversion',
+      amount_usd: '25',
+      sell_token: 'USDC',
+      buy_token: 'WETH',
+      venue: 'aerodrome',
+      slippage_bps: 30,
+    },
+    session: true,
   },
 ];
 
@@ -142,9 +175,102 @@ function requestOptions(scenario: Scenario): { headers: Record<string, string>; 
 let current: ReturnType<typeof autocannon> | null = null;
 let interrupted = false;
 
+/**
+ * A test-fixture account with one session, written straight into the fresh bench database before
+ * the service starts (signing in through SIWE needs a chain RPC, which the bench does not run).
+ * The rows are those the sign-in flow writes: only the token's hash is stored.
+ */
+async function seedSession(database: Database): Promise<string> {
+  const config = testConfig(
+    database.kind === 'postgres'
+      ? { databaseUrl: database.env['DATABASE_URL'] ?? null }
+      : { databaseUrl: null, dataDir: database.env['PURSER_DATA_DIR'] ?? '' },
+  );
+  const handle = await openDatabase(config);
+  try {
+    await migrate(handle.db);
+    const accountId = newId('acc');
+    const now = new Date();
+    await handle.db
+      .insertInto('accounts')
+      .values({
+        id: accountId,
+        address: `0x${randomBytes(20).toString('hex')}`,
+        is_test_fixture: true,
+        created_at: now,
+        offboarded_at: null,
+      })
+      .execute();
+    const token = newToken(SESSION_TOKEN_PREFIX);
+    await handle.db
+      .insertInto('sessions')
+      .values({
+        id: newId('ses'),
+        account_id: accountId,
+        token_hash: hashToken(token),
+        created_at: now,
+        expires_at: new Date(now.getTime() + 3_600_000),
+        revoked_at: null,
+      })
+      .execute();
+    return token;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Publishes the policy the checks scenario evaluates, through the route. */
+async function publishBenchPolicy(service: ServiceProcess, token: string): Promise<void> {
+  const policy = await http(`${service.url}/v1/policies`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}` },
+    body: {
+      version: 1,
+      wallet: BENCH_WALLET,
+      chain_id: 8453,
+      spend: { per_tx_usd: '100', daily_usd: '10000' },
+    },
+  });
+  if (policy.status !== 201) throw new Error(`PUT /v1/policies answered ${policy.status}: ${policy.text}`);
+}
+
+let sessionToken: string | null = null;
+let apiKeyToken: string | null = null;
+let policyPublished = false;
+
+/** A read-scoped API key, made the way an agent would: POST /v1/keys with its session. */
+async function createBenchKey(service: ServiceProcess, session: string): Promise<string> {
+  const res = await http(`${service.url}/v1/keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${session}` },
+    body: { name: 'bench', scopes: ['read'] },
+  });
+  if (res.status !== 201) throw new Error(`POST /v1/keys answered ${res.status}: ${res.text}`);
+  return (JSON.parse(res.text) as { token: string }).token;
+}
+
 async function runScenario(service: ServiceProcess, scenario: Scenario): Promise<ScenarioResult> {
   const url = service.url + scenario.path;
+  if (scenario.session && !policyPublished) {
+    if (sessionToken === null) return skipped(scenario, 'no bench session was seeded');
+    try {
+      await publishBenchPolicy(service, sessionToken);
+      policyPublished = true;
+    } catch (err) {
+      return skipped(scenario, `publishing the bench policy failed: ${String(err)}`);
+    }
+  }
   const { headers, body } = requestOptions(scenario);
+  if (scenario.session && sessionToken) headers['authorization'] = `Bearer ${sessionToken}`;
+  if (scenario.apiKey) {
+    if (sessionToken === null) return skipped(scenario, 'no bench session was seeded');
+    try {
+      apiKeyToken ??= await createBenchKey(service, sessionToken);
+    } catch (err) {
+      return skipped(scenario, `creating the bench API key failed: ${String(err)}`);
+    }
+    headers['authorization'] = `Bearer ${apiKeyToken}`;
+  }
   const send = () =>
     http(url, {
       method: scenario.method,
@@ -323,6 +449,32 @@ function markdown(report: Report): string {
         `${fmt(s.non2xx)} | ${fmt(s.errors)} | ${verdict} |`,
     );
   }
+  const unauthenticated = report.scenarios.find((s) => s.path === '/v1/tokens');
+  const authenticated = report.scenarios.find((s) => s.path === '/v1/auth/session');
+  if (unauthenticated && authenticated && unauthenticated.requestsPerSecond.mean > 0) {
+    const cost = 1 - authenticated.requestsPerSecond.mean / unauthenticated.requestsPerSecond.mean;
+    lines.push(
+      '',
+      `Authentication cost: an API-key read (${fmt(authenticated.requestsPerSecond.mean)} req/s) against the ` +
+        `unauthenticated read (${fmt(unauthenticated.requestsPerSecond.mean)} req/s) is ${fmt(cost * 100, 1)}% ` +
+        'less throughput (target: under 15%).',
+    );
+  }
+  if (report.harness.length > 0) {
+    lines.push(
+      '',
+      `Reserving harness (bench/reserve-harness.ts, ${report.database.kind === 'postgres' ? 'the same PostgreSQL database' : 'a fresh in-memory PGlite in the bench process'}; ` +
+        `${report.connections} transactions in flight, each BEGIN + one reserveSpend statement + COMMIT):`,
+      '',
+      '| Harness | reservations/s | p50 ms | p99 ms | max ms | committed | refused |',
+      '|---|--:|--:|--:|--:|--:|--:|',
+      ...report.harness.map(
+        (h) =>
+          `| ${h.name} | ${fmt(h.perSecond)} | ${fmt(h.latencyMs.p50, 1)} | ${fmt(h.latencyMs.p99, 1)} | ` +
+          `${fmt(h.latencyMs.max, 1)} | ${fmt(h.committed)} | ${fmt(h.refused)} |`,
+      ),
+    );
+  }
   const notes = report.scenarios.flatMap((s) => [
     ...s.problems.map((p) => `- **${s.name}: BROKEN**: ${p}`),
     ...s.warnings.map((w) => `- ${s.name}: ${w}`),
@@ -342,6 +494,8 @@ interface Report {
   startupMs: number;
   machine: ReturnType<typeof machineFacts>;
   scenarios: ScenarioResult[];
+  /** The bench-only reserving path (no HTTP): see bench/reserve-harness.ts. */
+  harness: HarnessResult[];
   serviceExit: string | null;
 }
 
@@ -359,11 +513,13 @@ async function main(): Promise<number> {
   const scenarios: ScenarioResult[] = [];
   let startupMs = 0;
   let serviceExit: string | null = null;
+  let harness: HarnessResult[] = [];
   try {
     console.log(`Database: ${database.description}`);
     console.log(
       `Rate limit raised to ${RATE_LIMIT} per minute (RATE_LIMIT_PUBLIC_PER_MINUTE) so it does not cap the benchmark.`,
     );
+    sessionToken = await seedSession(database);
     const spawned = performance.now();
     service = await startServiceProcess({
       env: { ...database.env, LOG_LEVEL: 'warn', RATE_LIMIT_PUBLIC_PER_MINUTE: String(RATE_LIMIT) },
@@ -393,6 +549,22 @@ async function main(): Promise<number> {
         serviceExit = `${describeExit(stopped)} on SIGTERM; last output:\n${service.tail(10)}`;
       }
     }
+    // After the service stopped: the harness measures the database alone, not a shared CPU.
+    try {
+      if (!interrupted) {
+        console.log(`Running the reserving harness (bench/reserve-harness.ts): ${CONNECTIONS} in flight ...`);
+        harness = await runReserveHarness({
+          databaseUrl: database.kind === 'postgres' ? (database.env['DATABASE_URL'] ?? null) : null,
+          concurrency: CONNECTIONS,
+          durationS: DURATION_S,
+          warmupS: WARMUP_S,
+        });
+        for (const h of harness)
+          console.log(`  ${h.name}: ${fmt(h.perSecond)} reservations/s, p99 ${fmt(h.latencyMs.p99, 1)} ms`);
+      }
+    } catch (err) {
+      console.error(`the reserving harness failed: ${String(err)}`);
+    }
     await database
       .drop()
       .catch((err: unknown) => console.error(`could not drop the bench database: ${String(err)}`));
@@ -408,6 +580,7 @@ async function main(): Promise<number> {
     startupMs: Math.round(startupMs),
     machine,
     scenarios,
+    harness,
     serviceExit,
   };
   const dir = join(REPO_ROOT, 'bench', 'results');

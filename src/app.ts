@@ -33,7 +33,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     bodyLimit: config.bodyLimitBytes,
     // Requests arriving while the server drains get the spec's error body (see the onRequest hook).
     return503OnClosing: false,
-    trustProxy: false,
+    // A hop count is accepted at run time; the overload picked here only types the other forms.
+    trustProxy: config.trustProxy as boolean | string[],
     // Errors raised before routing (a path that is not a valid URL, an over-long path parameter)
     // get the spec's error body too, not Fastify's own.
     frameworkErrors: (err, req, reply) => {

@@ -15,6 +15,11 @@ export interface Config {
   /** Data directory of the embedded database and its lock file. */
   dataDir: string;
   databasePoolSize: number;
+  /**
+   * Which proxies may set X-Forwarded-For: false (none, the default), a hop count, or a list of
+   * addresses and CIDR blocks. The client address feeds IP pins, rate limits and audit context.
+   */
+  trustProxy: boolean | number | string[];
   logLevel: string;
   /** Per-IP requests per minute on public endpoints. */
   publicRateLimitPerMinute: number;
@@ -152,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     dataDir: str('PURSER_DATA_DIR') ?? '.purser',
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 200),
+    trustProxy: parseTrustProxy(str('TRUST_PROXY'), problems),
     logLevel: str('LOG_LEVEL') ?? 'info',
     publicRateLimitPerMinute: int('RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 1, 10_000_000),
     requestBudgetMs: int('REQUEST_BUDGET_MS', 15_000, 100, 600_000),
@@ -179,6 +185,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+function parseTrustProxy(raw: string | undefined, problems: string[]): boolean | number | string[] {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((s) => s.trim());
+  if (entries.some((e) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(e))) {
+    problems.push(
+      'TRUST_PROXY must be false, true, a hop count, or a comma-separated list of addresses/CIDR blocks',
+    );
+    return false;
+  }
+  return entries;
 }
 
 function isKey32(value: string): boolean {

@@ -4,6 +4,7 @@
 import type { JobHandler, JobSchedule } from './core/jobs/index.ts';
 import { purgeExpiredIdempotencyKeys } from './core/http/idempotency.ts';
 import type { AppDeps } from './deps.ts';
+import { expireReservations } from './modules/policies/index.ts';
 
 export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
   return {
@@ -11,9 +12,15 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
       const deleted = await purgeExpiredIdempotencyKeys(deps.db, deps.clock);
       if (deleted > 0) deps.log.info({ deleted }, 'expired idempotency keys deleted');
     },
+    // Pending spend holds stop counting at their expiry anyway; this closes them for the record.
+    'reservations.expire': async () => {
+      const expired = await expireReservations(deps.db, deps.clock);
+      if (expired.length > 0) deps.log.info({ expired: expired.length }, 'spend reservations expired');
+    },
   };
 }
 
 export const jobSchedules: JobSchedule[] = [
   { name: 'housekeeping.idempotency_keys', everySeconds: 3600, jobName: 'housekeeping.idempotency_keys' },
+  { name: 'reservations.expire', everySeconds: 60, jobName: 'reservations.expire' },
 ];

@@ -8,6 +8,7 @@ import { docsRoutes } from './modules/docs/routes.ts';
 import { feedbackRoutes } from './modules/feedback/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { keysRoutes } from './modules/keys/routes.ts';
+import { policiesRoutes } from './modules/policies/routes.ts';
 import { registryRoutes } from './modules/registry/routes.ts';
 import { screeningRoutes } from './modules/screening/routes.ts';
 
@@ -19,5 +20,6 @@ export const routeTable: RouteDefinition[] = [
   ...feedbackRoutes,
   ...authRoutes,
   ...keysRoutes,
+  ...policiesRoutes,
   ...devRoutes,
 ];

@@ -1,0 +1,38 @@
+// The policies module: what other modules use. Every spending path evaluates its action with
+// `evaluate` and holds its amount with `reserveSpend` in its own transaction.
+
+export {
+  documentProblems,
+  fillDefaults,
+  platformDefaults,
+  policyHash,
+  POLICY_CHAIN_IDS,
+  type PolicyChainId,
+  type PolicyDocument,
+  type PolicyDocumentInput,
+} from './document.ts';
+export {
+  evaluate,
+  evaluateRules,
+  refusalMessage,
+  type DelegationCall,
+  type Evaluation,
+  type PolicyAction,
+  type RefusalCode,
+  type RuleName,
+  type RuleVerdict,
+  type SpendUsage,
+} from './engine.ts';
+export {
+  expireReservations,
+  readSpendUsage,
+  releaseReservation,
+  reserveSpend,
+  settleReservation,
+  type CloseReservationResult,
+  type ReserveSpendParameters,
+  type ReserveSpendResult,
+  type SpendCapRule,
+} from './reservations.ts';
+export { getActivePolicy, noPolicyError, type ActivePolicy } from './service.ts';
+export { formatUsd, parseUsd, usdToMicro } from './usd.ts';

@@ -1,0 +1,158 @@
+import { AppError } from '../../core/errors/app-error.ts';
+import { defineRoute, type Principal, type RouteDefinition } from '../../core/http/route-table.ts';
+import type { AppDeps } from '../../deps.ts';
+import { buildTokenRegistry, type TokenRegistry } from '../registry/index.ts';
+import { screenAddress } from '../screening/index.ts';
+import { platformDefaults, POLICY_CHAIN_IDS, type PolicyChainId } from './document.ts';
+import {
+  CheckBody,
+  CheckResponse,
+  DefaultsQuery,
+  DefaultsResponse,
+  ListPoliciesQuery,
+  ListPoliciesResponse,
+  PolicyRecordSchema,
+  PutPolicyBody,
+} from './schemas.ts';
+import {
+  actionFromCheck,
+  checkAction,
+  listPolicies,
+  POLICY_LIST_DEFAULT_LIMIT,
+  preparePolicy,
+  putPolicy,
+  type PolicyActor,
+} from './service.ts';
+import { invalidRequest } from '../../core/errors/app-error.ts';
+
+const TAGS = ['policies'];
+
+function principalOf(principal: Principal | null): Principal {
+  if (!principal) throw new AppError('UNAUTHORIZED', 'This route needs a bearer credential.');
+  return principal;
+}
+
+function actorOf(ctx: {
+  principal: Principal | null;
+  clientIp: string;
+  userAgent: string | null;
+}): PolicyActor {
+  return {
+    principal: principalOf(ctx.principal),
+    network: { clientIp: ctx.clientIp, userAgent: ctx.userAgent },
+  };
+}
+
+/** The registry built at start; without one (a test that did not build it), the real addresses. */
+function registryOf(deps: AppDeps): TokenRegistry {
+  return deps.tokenRegistry ?? buildTokenRegistry(deps.config.env);
+}
+
+export const policiesRoutes: RouteDefinition[] = [
+  defineRoute({
+    method: 'GET',
+    url: '/v1/policies',
+    operationId: 'listPolicies',
+    summary: "The account's policy versions, newest first (one wallet's with `wallet`)",
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: { in: 'query', field: 'wallet' },
+    schema: { querystring: ListPoliciesQuery, response: { 200: ListPoliciesResponse } },
+    handler: async ({ deps, principal, query }) => {
+      const { accountId } = principalOf(principal);
+      const policies = await listPolicies(
+        deps.db,
+        accountId,
+        query.wallet ?? null,
+        query.limit ?? POLICY_LIST_DEFAULT_LIMIT,
+      );
+      return { status: 200, body: { policies } };
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    url: '/v1/policies',
+    operationId: 'putPolicy',
+    summary: 'Publish a policy document for a wallet (a new immutable version)',
+    description:
+      'Omitted sections and fields are filled from the platform defaults (GET /v1/policies/defaults), stored ' +
+      'and listed in `defaulted`. A new document becomes version n+1 of its wallet (201); the latest document ' +
+      're-submitted verbatim (before or after filling defaults) returns that version with `unchanged: true` (200).',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'write',
+    wallet: { in: 'body', field: 'wallet' },
+    schema: { body: PutPolicyBody, response: { 200: PolicyRecordSchema, 201: PolicyRecordSchema } },
+    handler: async (ctx) => {
+      const actor = actorOf(ctx);
+      const registry = registryOf(ctx.deps);
+      preparePolicy(ctx.body, registry); // a 400 before any transaction
+      return ctx.mutate(async (tx) => {
+        const { created, record } = await putPolicy(tx, ctx.deps.clock, registry, actor, ctx.body);
+        return { status: created ? 201 : 200, body: record };
+      });
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/policies/defaults',
+    operationId: 'getPolicyDefaults',
+    summary: 'The platform defaults that fill omitted policy sections and fields, for one chain',
+    description:
+      'Three lists depend on the chain: execution.venues, stables.accepted and spend.token_allowlist. ' +
+      'Default chain: 8453.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: false,
+    schema: { querystring: DefaultsQuery, response: { 200: DefaultsResponse } },
+    handler: async ({ deps, query }) => {
+      const chainId = query.chain_id ?? 8453;
+      if (!(POLICY_CHAIN_IDS as readonly number[]).includes(chainId)) {
+        throw invalidRequest(`Invalid querystring: chain_id must be one of ${POLICY_CHAIN_IDS.join(', ')}.`);
+      }
+      return {
+        status: 200,
+        body: { chain_id: chainId, sections: platformDefaults(registryOf(deps), chainId as PolicyChainId) },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/checks',
+    operationId: 'checkAction',
+    summary: "Dry run: every rule of the wallet's active policy against a hypothetical action",
+    description:
+      'Reserves nothing and writes nothing. Returns the verdict of each rule with its limit and what the ' +
+      'action would use, including the daily and velocity caps against the current counters.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: { in: 'body', field: 'wallet' },
+    idempotent: false,
+    schema: { body: CheckBody, response: { 200: CheckResponse } },
+    handler: async ({ deps, principal, body, deadline }) => {
+      const { accountId } = principalOf(principal);
+      const registry = registryOf(deps);
+      const screen = async (address: `0x${string}`) => {
+        const result = await screenAddress(
+          {
+            db: deps.db,
+            env: deps.config.env,
+            clock: deps.clock,
+            log: deps.log,
+            deadline,
+            ...(deps.screeningProviders ? { extraProviders: deps.screeningProviders } : {}),
+          },
+          address,
+        );
+        return result.sanctioned;
+      };
+      const result = await checkAction(deps.db, deps.clock, registry, accountId, body.wallet, (policy) =>
+        actionFromCheck(body, policy, screen),
+      );
+      return { status: 200, body: result };
+    },
+  }),
+];

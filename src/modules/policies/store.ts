@@ -1,0 +1,91 @@
+// The tables of the policies module: policy versions (append-only) and spend reservations.
+
+import { sql } from 'kysely';
+import type { DbExecutor } from '../../core/db/database.ts';
+import type { Timestamp } from '../../core/db/schema.ts';
+
+export interface PoliciesTable {
+  account_id: string;
+  wallet: string;
+  version: number;
+  hash: string;
+  document: unknown;
+  defaulted: string[];
+  created_at: Timestamp;
+}
+
+export type ReservationState = 'pending' | 'settled' | 'released' | 'expired';
+
+export interface SpendReservationsTable {
+  id: string;
+  account_id: string;
+  wallet: string;
+  amount_micro_usd: string;
+  settled_micro_usd: string | null;
+  state: ReservationState;
+  policy_version: number;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  closed_at: Timestamp | null;
+}
+
+declare module '../../core/db/schema.ts' {
+  interface Database {
+    policies: PoliciesTable;
+    spend_reservations: SpendReservationsTable;
+  }
+}
+
+export interface PolicyRow {
+  account_id: string;
+  wallet: string;
+  version: number;
+  hash: string;
+  document: unknown;
+  defaulted: string[];
+  created_at: Date;
+}
+
+/**
+ * Serializes writers of one (account, wallet) policy history until the transaction ends, in
+ * every process. Taken before reading the latest version, so version n+1 is never contended.
+ */
+export async function lockPolicyHistory(tx: DbExecutor, accountId: string, wallet: string): Promise<void> {
+  const key = `purser.policy:${accountId}:${wallet}`;
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(tx);
+}
+
+export async function latestPolicy(
+  db: DbExecutor,
+  accountId: string,
+  wallet: string,
+): Promise<PolicyRow | null> {
+  const row = await db
+    .selectFrom('policies')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('wallet', '=', wallet)
+    .orderBy('version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+export async function insertPolicy(tx: DbExecutor, row: PolicyRow): Promise<void> {
+  await tx
+    .insertInto('policies')
+    .values({ ...row, document: JSON.stringify(row.document) })
+    .execute();
+}
+
+/** Newest first; every wallet of the account when `wallet` is null. */
+export async function listPolicyRows(
+  db: DbExecutor,
+  accountId: string,
+  wallet: string | null,
+  limit: number,
+): Promise<PolicyRow[]> {
+  let q = db.selectFrom('policies').selectAll().where('account_id', '=', accountId);
+  if (wallet !== null) q = q.where('wallet', '=', wallet);
+  return q.orderBy('created_at', 'desc').orderBy('wallet').orderBy('version', 'desc').limit(limit).execute();
+}
