@@ -5,7 +5,7 @@
 import type { DbExecutor } from '../../core/db/database.ts';
 import { unavailable } from '../../core/errors/app-error.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
-import { getList, isListed } from './store.ts';
+import { lookupListed } from './store.ts';
 
 export const SDN_LIST = 'OFAC SDN';
 
@@ -38,12 +38,22 @@ export function normalizeListedAddress(address: string): string {
  * The OFAC SDN list's digital-currency addresses as last stored by `syncSdnList`.
  * Throws UNAVAILABLE while the list has never been loaded.
  */
-export function sdnListProvider(db: DbExecutor): ScreeningProvider {
+export function sdnListProvider(
+  db: DbExecutor,
+  /** Development: loads the bundled fixture when no list was ever stored, then asks again. */
+  seedIfEmpty?: () => Promise<unknown>,
+): ScreeningProvider {
   return {
     name: 'ofac-sdn',
     screen: async (address) => {
-      if (await isListed(db, SDN_LIST, normalizeListedAddress(address))) return [SDN_LIST];
-      if (!(await getList(db, SDN_LIST))) {
+      const normalized = normalizeListedAddress(address);
+      let { loaded, listed } = await lookupListed(db, SDN_LIST, normalized);
+      if (!loaded && seedIfEmpty) {
+        await seedIfEmpty();
+        ({ loaded, listed } = await lookupListed(db, SDN_LIST, normalized));
+      }
+      if (listed) return [SDN_LIST];
+      if (!loaded) {
         throw unavailable('The OFAC SDN list has not been loaded yet, so no screening answer can be given.', {
           remediation: 'Retry later; the operator must run `purser screening sync` once.',
         });

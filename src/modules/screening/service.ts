@@ -47,8 +47,9 @@ export async function screenAddress(
   params: ScreenAddressParameters,
   address: `0x${string}`,
 ): Promise<ScreeningResult> {
-  if (params.env === 'development') await seedSdnFixture(params);
-  const providers = [sdnListProvider(params.db), ...(params.extraProviders ?? [])];
+  // In development an empty database is seeded from the fixture on first use, not checked on every call.
+  const seed = params.env === 'development' ? () => seedSdnFixture(params) : undefined;
+  const providers = [sdnListProvider(params.db, seed), ...(params.extraProviders ?? [])];
   const options = params.deadline ? { deadline: params.deadline } : {};
   const answers = await Promise.all(providers.map((p) => p.screen(address, options)));
   const lists = [...new Set(answers.flat())].sort();

@@ -114,16 +114,19 @@ export async function replaceList(tx: Tx, params: ReplaceListParameters): Promis
   }
 }
 
-/** Whether the list names an address (normalized as stored). */
-export async function isListed(db: DbExecutor, list: string, address: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('screening_addresses')
-    .select('asset')
-    .where('address', '=', address)
-    .where('list', '=', list)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+/** Whether the list was ever loaded and whether it lists the address, in one round trip. */
+export async function lookupListed(
+  db: DbExecutor,
+  list: string,
+  address: string,
+): Promise<{ loaded: boolean; listed: boolean }> {
+  const result = await sql<{ loaded: boolean; listed: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM screening_lists WHERE list = ${list}) AS loaded,
+           EXISTS (SELECT 1 FROM screening_addresses WHERE list = ${list} AND address = ${address}) AS listed`.execute(
+    db,
+  );
+  const row = result.rows[0];
+  return { loaded: row?.loaded === true, listed: row?.listed === true };
 }
 
 /** The stored addresses of a list, for tests and operator tools. */
