@@ -46,6 +46,18 @@ export interface Config {
     /** Where `purser screening sync` downloads the SDN XML from. */
     sdnUrl: string;
   };
+  /** ZeroDev Kernel v3 session-key permissions (delegations). */
+  kernel: {
+    /** Kernel version the permission targets: its EIP-712 domain version when the account cannot say. */
+    version: '0.3.1' | '0.3.2' | '0.3.3';
+    /** Module addresses per chain id (defaults: ZeroDev SDK constants, the same on every chain). */
+    modules: Record<number, KernelModuleAddresses>;
+  };
+  /**
+   * USD per native coin used to value a delegation's `value_limit` against `spend.per_tx_usd`
+   * until a price reference is wired in; deliberately high, so the check errs on the strict side.
+   */
+  nativeUsdReference: string;
   jobs: {
     /** Whether `serve` also runs the workers. */
     runWorkers: boolean;
@@ -53,6 +65,27 @@ export interface Config {
     concurrency: number;
   };
 }
+
+/** Addresses of the permission modules on one chain (lowercase hex). */
+export interface KernelModuleAddresses {
+  ecdsaSigner: `0x${string}`;
+  callPolicy: `0x${string}`;
+  timestampPolicy: `0x${string}`;
+  rateLimitPolicy: `0x${string}`;
+  ecdsaValidator: `0x${string}`;
+}
+
+/** ZeroDev SDK constants (protocol reference §3.8, §3.10); CallPolicy v0.0.4 (storage-rule fix). */
+export const DEFAULT_KERNEL_MODULES: KernelModuleAddresses = {
+  ecdsaSigner: '0x6A6F069E2a08c2468e7724Ab3250CdBFBA14D4FF',
+  callPolicy: '0x9a52283276A0ec8740DF50bF01B28A80D880eaf2',
+  timestampPolicy: '0xB9f8f524bE6EcD8C945b1b87f9ae5C192FdCE20F',
+  rateLimitPolicy: '0xf63d4139B25c836334edD76641356c6b74C86873',
+  ecdsaValidator: '0x845ADb2C711129d4f3966735eD98a9F09fC4cE57',
+};
+
+/** Anvil's default account #1: the development executor (session signer) when none is set. */
+export const DEVNET_EXECUTOR_ADDRESS = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -103,7 +136,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = str('DATABASE_URL') ?? null;
   const sealingKey = str('PURSER_SEALING_KEY') ?? null;
   const operatorToken = str('PURSER_OPERATOR_TOKEN') ?? null;
-  const executorAddress = str('PURSER_EXECUTOR_ADDRESS')?.toLowerCase() ?? null;
+  const executorAddress =
+    str('PURSER_EXECUTOR_ADDRESS')?.toLowerCase() ?? (production ? null : DEVNET_EXECUTOR_ADDRESS);
   if (executorAddress && !/^0x[0-9a-f]{40}$/.test(executorAddress)) {
     problems.push('PURSER_EXECUTOR_ADDRESS must be an address (0x followed by 40 hex characters)');
   }
@@ -148,6 +182,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('PURSER_SEALING_KEY must be 32 bytes, as 64 hex characters or base64');
   }
 
+  const kernelVersion = str('KERNEL_VERSION') ?? '0.3.1';
+  if (kernelVersion !== '0.3.1' && kernelVersion !== '0.3.2' && kernelVersion !== '0.3.3') {
+    problems.push(`KERNEL_VERSION must be 0.3.1, 0.3.2 or 0.3.3 (got "${kernelVersion}")`);
+  }
+  const kernelModules: Record<number, KernelModuleAddresses> = {};
+  for (const chainId of SUPPORTED_CHAINS) {
+    const modules = { ...DEFAULT_KERNEL_MODULES };
+    // KERNEL_MODULES_<chainId>: a JSON object overriding some of the addresses.
+    const raw = str(`KERNEL_MODULES_${chainId}`);
+    if (raw !== undefined) {
+      try {
+        const parsed = JSON.parse(raw) as Record<string, unknown>;
+        for (const [name, value] of Object.entries(parsed)) {
+          if (!(name in modules) || typeof value !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(value)) {
+            problems.push(`KERNEL_MODULES_${chainId}.${name} must be a known module with an address`);
+          } else {
+            modules[name as keyof KernelModuleAddresses] = value as `0x${string}`;
+          }
+        }
+      } catch {
+        problems.push(`KERNEL_MODULES_${chainId} must be a JSON object of module addresses`);
+      }
+    }
+    kernelModules[chainId] = modules;
+  }
+  const nativeUsdReference = str('NATIVE_USD_REFERENCE') ?? '10000';
+  if (!/^\d{1,9}(\.\d{1,6})?$/.test(nativeUsdReference)) {
+    problems.push('NATIVE_USD_REFERENCE must be a decimal USD amount');
+  }
+
   const config: Config = {
     env: purserEnv,
     host,
@@ -177,6 +241,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         str('SDN_XML_URL') ??
         'https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/SDN.XML',
     },
+    kernel: {
+      version: kernelVersion === '0.3.2' || kernelVersion === '0.3.3' ? kernelVersion : '0.3.1',
+      modules: kernelModules,
+    },
+    nativeUsdReference,
     jobs: {
       runWorkers: bool('RUN_WORKERS', true),
       pollIntervalMs: int('JOBS_POLL_INTERVAL_MS', 1000, 10, 60_000),

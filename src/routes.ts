@@ -3,6 +3,7 @@
 
 import type { RouteDefinition } from './core/http/route-table.ts';
 import { authRoutes } from './modules/auth/routes.ts';
+import { delegationsRoutes } from './modules/delegations/index.ts';
 import { devRoutes } from './modules/dev/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
 import { feedbackRoutes } from './modules/feedback/routes.ts';
@@ -21,5 +22,6 @@ export const routeTable: RouteDefinition[] = [
   ...authRoutes,
   ...keysRoutes,
   ...policiesRoutes,
+  ...delegationsRoutes,
   ...devRoutes,
 ];

@@ -53,7 +53,12 @@ describe('docs/scopes.md agrees with the route table', () => {
       expect(row.class, where).toBe(route.class);
       expect(row.rule, where).toBe(isGuarded(route) ? (route.scope ?? 'read') : '-');
       expect(row.walletBearing, where).toBe(route.wallet !== false);
-      expect(row.walletFrom, where).toBe(route.wallet ? `${route.wallet.in}.${route.wallet.field}` : '-');
+      const from = !route.wallet
+        ? '-'
+        : route.wallet.in === 'resource'
+          ? 'resource'
+          : `${route.wallet.in}.${route.wallet.field}`;
+      expect(row.walletFrom, where).toBe(from);
       expect(row.status, where).toMatch(/^served/);
     }
   });
@@ -87,7 +92,10 @@ describe('the guard on every registered bearer route', () => {
     await t.close();
   });
 
-  /** A request to the route naming `wallet` wherever the route reads its wallet. */
+  /**
+   * A request to the route naming `wallet` wherever the route reads its wallet. A `resource`
+   * route names an unknown resource, whose wallet the guard cannot find (so a pinned key is denied).
+   */
   function requestFor(route: RouteDefinition, wallet: string, headers: Record<string, string>) {
     let url = route.url.replace(/\{(\w+)\}/g, (_, name: string) =>
       route.wallet && route.wallet.in === 'params' && route.wallet.field === name ? wallet : 'unknown_id',

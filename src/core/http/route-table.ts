@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
 import type { AppDeps } from '../../deps.ts';
-import type { Tx } from '../db/database.ts';
+import type { DbExecutor, Tx } from '../db/database.ts';
 import type { Deadline } from './deadline.ts';
 
 /** public: no credential. bearer: session or API key. executor: signed in as the treasury executor. operator: operator token. */
@@ -19,12 +19,25 @@ export type Scope = 'read' | 'write' | 'admin' | 'supervisor';
 export type ScopeRule = 'read' | 'write' | 'cancel' | 'supervisor' | 'admin' | 'admin-or-supervisor';
 
 /** Where a wallet-bearing route finds the wallet(s) it acts for. */
-export interface WalletLocator {
+export type WalletLocator = FieldWalletLocator | ResourceWalletLocator;
+
+export interface FieldWalletLocator {
   in: 'body' | 'query' | 'params';
   field: string;
   /** The field holds an array of wallets, or an array of objects each with `itemField`. */
   many?: boolean;
   itemField?: string;
+}
+
+/**
+ * The wallet of the resource the path names (`/v1/delegations/{id}`), looked up by the guard
+ * before the handler runs, only for wallet-pinned keys. `resolve` reads outside any transaction
+ * and returns null when the account has no such resource (a pinned key is then denied).
+ */
+export interface ResourceWalletLocator {
+  in: 'resource';
+  resource: string;
+  resolve(db: DbExecutor, accountId: string, params: Record<string, unknown>): Promise<string | null>;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';

@@ -7,7 +7,7 @@ import type { Principal, RouteDefinition, Scope } from '../../core/http/route-ta
 import type { Authenticator } from '../../deps.ts';
 import { USER_AGENT_MAX } from '../audit/index.ts';
 import { findKeyForAuth } from '../keys/store.ts';
-import { ipAllowed, keyMeetsRule, walletsOfRequest } from './scopes.ts';
+import { ipAllowed, keyMeetsRule, walletsOfRoute } from './scopes.ts';
 import { findSessionForAuth, recordCredentialUse } from './store.ts';
 import { hashToken, sameHash, tokenKind } from './tokens.ts';
 
@@ -151,7 +151,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
             'Use an unpinned key or a session for account-wide routes.',
           );
         }
-        const wallets = walletsOfRequest(req, route.wallet);
+        const wallets = await walletsOfRoute(deps.db, credential.accountId, req, route.wallet);
         const pinned = credential.wallets;
         if (!wallets || wallets.some((w) => !pinned.includes(w))) {
           throw forbidden(

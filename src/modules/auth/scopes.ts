@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
-import type { Scope, ScopeRule, WalletLocator } from '../../core/http/route-table.ts';
+import type { DbExecutor } from '../../core/db/database.ts';
+import type { FieldWalletLocator, Scope, ScopeRule, WalletLocator } from '../../core/http/route-table.ts';
 
 export const ALL_SCOPES: Scope[] = ['read', 'write', 'admin', 'supervisor'];
 
@@ -30,7 +31,7 @@ export function effectiveScopes(scopes: readonly Scope[]): Set<Scope> {
  * The wallets a wallet-bearing request acts for, lowercased, read where the route table says.
  * Returns null when the request names none (a pinned key is then denied: deny by default).
  */
-export function walletsOfRequest(req: FastifyRequest, locator: WalletLocator): string[] | null {
+export function walletsOfRequest(req: FastifyRequest, locator: FieldWalletLocator): string[] | null {
   const source = (locator.in === 'body' ? req.body : locator.in === 'query' ? req.query : req.params) as
     Record<string, unknown> | undefined;
   const value = source?.[locator.field];
@@ -42,6 +43,21 @@ export function walletsOfRequest(req: FastifyRequest, locator: WalletLocator): s
     return null;
   }
   return (wallets as string[]).map((w) => w.toLowerCase());
+}
+
+/**
+ * Like walletsOfRequest, for every locator: a `resource` locator asks its resolver for the
+ * wallet of the account's resource the path names (null when there is none).
+ */
+export async function walletsOfRoute(
+  db: DbExecutor,
+  accountId: string,
+  req: FastifyRequest,
+  locator: WalletLocator,
+): Promise<string[] | null> {
+  if (locator.in !== 'resource') return walletsOfRequest(req, locator);
+  const wallet = await locator.resolve(db, accountId, (req.params ?? {}) as Record<string, unknown>);
+  return wallet && /^0x[0-9a-fA-F]{40}$/.test(wallet) ? [wallet.toLowerCase()] : null;
 }
 
 /** Parses an allowed_ips entry (an IPv4 or IPv6 address, or a CIDR block); null when malformed. */

@@ -1,0 +1,407 @@
+// Delegations over HTTP against the devnet: prepare (encoding, policy fit), read, list, confirm
+// against the DevAccount's on-chain owner and live nonce, revoke, renew, expiry, the wallet pin
+// on /{id} routes, and a fuzz of bad prepare bodies (400 naming the field, nothing stored).
+
+import fc from 'fast-check';
+import {
+  createPublicClient,
+  createWalletClient,
+  getAddress,
+  hashTypedData,
+  http,
+  parseAbi,
+  type Address,
+} from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../../test/support/app.ts';
+import { expectErrorBody } from '../../../test/support/error-body.ts';
+import {
+  bearer,
+  createAccountWithSession,
+  createKey,
+  randomAddress,
+  type AccountWithSession,
+} from '../../../test/support/identity.ts';
+import { chainDefinition, createViemChainPort } from '../../adapters/chain/viem.ts';
+import { ManualClock } from '../../core/clock.ts';
+import { devnetChain, devnetRpcUrls, devnetTokenAddresses } from '../../devnet/devnet.ts';
+import { newFundedAccount } from '../../devnet/faucet.ts';
+import { buildTokenRegistry } from '../registry/index.ts';
+import type { Delegation, Revocation } from './service.ts';
+import { expireDelegations } from './service.ts';
+
+const devnet = inject('devnet');
+const CHAIN = 84532;
+const clock = new ManualClock('2026-03-01T12:00:00.000Z');
+const NOW = Math.floor(clock.now().getTime() / 1000);
+const DAY = 24 * 3600;
+const factoryAbi = parseAbi(['function createAccount(address owner, uint256 salt) returns (address)']);
+const rpcUrl = devnetChain(devnet, CHAIN).rpcUrl;
+const publicClient = createPublicClient({ chain: chainDefinition(CHAIN, rpcUrl), transport: http(rpcUrl) });
+
+let t: TestApp;
+let user: AccountWithSession;
+let usdc: Address;
+let ownerKey: PrivateKeyAccount;
+let account: Address;
+
+async function deployAccount(owner: Address): Promise<Address> {
+  const funded = await newFundedAccount(devnet, { chainId: CHAIN });
+  const wallet = createWalletClient({
+    account: privateKeyToAccount(funded.privateKey),
+    chain: chainDefinition(CHAIN, rpcUrl),
+    transport: http(rpcUrl),
+  });
+  const factory = devnetChain(devnet, CHAIN).contracts.accountFactory;
+  const { result, request } = await publicClient.simulateContract({
+    account: wallet.account,
+    address: factory,
+    abi: factoryAbi,
+    functionName: 'createAccount',
+    args: [owner, 0n],
+  });
+  await publicClient.waitForTransactionReceipt({ hash: await wallet.writeContract(request) });
+  return result;
+}
+
+const req = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown, token = user.sessionToken) =>
+  t.app.fastify.inject({
+    method,
+    url,
+    headers: bearer(token),
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
+
+const prepareBody = (overrides: Record<string, unknown> = {}) => ({
+  account,
+  chain_id: CHAIN,
+  calls: [{ target: usdc, selector: '0x095ea7b3', value_limit: '0' }],
+  valid_until: NOW + 7 * DAY,
+  rate_limit: { count: 10, interval_secs: 60 },
+  ...overrides,
+});
+
+async function prepare(overrides: Record<string, unknown> = {}): Promise<Delegation> {
+  const res = await req('POST', '/v1/delegations/prepare', prepareBody(overrides));
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json<Delegation>();
+}
+
+const sign = (d: Delegation, key = ownerKey) =>
+  key.signTypedData(d.typed_data as Parameters<PrivateKeyAccount['signTypedData']>[0]);
+
+const countRows = async () =>
+  Number(
+    (
+      await t.db.db
+        .selectFrom('delegations')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+
+beforeAll(async () => {
+  t = await createTestApp({
+    clock,
+    deps: {
+      chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
+      devnet,
+      tokenRegistry: buildTokenRegistry('development', devnetTokenAddresses(devnet)),
+    },
+  });
+  user = await createAccountWithSession(t.db.db, { now: clock.now() });
+  usdc = devnetChain(devnet, CHAIN).contracts.usdc;
+  ownerKey = privateKeyToAccount(generatePrivateKey());
+  account = await deployAccount(ownerKey.address);
+  const put = await t.app.fastify.inject({
+    method: 'PUT',
+    url: '/v1/policies',
+    headers: bearer(user.sessionToken),
+    payload: { version: 1, wallet: account.toLowerCase(), chain_id: CHAIN },
+  });
+  expect(put.statusCode, put.body).toBe(201);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('POST /v1/delegations/prepare', () => {
+  it('builds the permission for the deployed account, with the digest of its typed data', async () => {
+    const d = await prepare();
+    expect(d.status).toBe('prepared');
+    expect(d.account).toBe(account.toLowerCase());
+    expect(d.account_deployed).toBe(true);
+    expect(d.kernel_nonce).toBe(1); // DevAccount getNonce() 0 → stands in as Kernel nonce 1
+    expect(d.permission_id).toMatch(/^0x[0-9a-f]{8}$/);
+    expect(d.validation_id).toBe(`0x02${d.permission_id.slice(2)}${'0'.repeat(32)}`);
+    expect(d.session_key).toBe('0x70997970c51812dc3a010c7d01b50e0d17dc79c8');
+    expect(d.digest).toBe(hashTypedData(d.typed_data as Parameters<typeof hashTypedData>[0]));
+    expect(d.typed_data.domain).toEqual({
+      name: 'Kernel',
+      version: '0.3.1',
+      chainId: CHAIN,
+      verifyingContract: account,
+    });
+    expect(d.typed_data.message.validatorData).toBe(d.enable_data);
+    expect(d.valid_until).toBe(new Date((NOW + 7 * DAY) * 1000).toISOString());
+    expect(d.scope.rate_limit).toEqual({ count: 10, interval_secs: 60 });
+    expect(d.modules.rate_limit_policy).toBe('0xf63d4139b25c836334edd76641356c6b74c86873');
+    const events = await t.db.db.selectFrom('events').selectAll().where('subject', '=', d.id).execute();
+    expect(events.map((e) => e.kind)).toEqual(['delegation.prepared']);
+    const audit = await t.db.db.selectFrom('audit_log').selectAll().where('subject', '=', d.id).execute();
+    expect(audit.map((a) => a.action)).toEqual(['delegation.prepared']);
+  });
+
+  it('never reuses a permissionId', async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 5; i++) ids.add((await prepare()).permission_id);
+    expect(ids.size).toBe(5);
+  });
+
+  it('refuses a scope wider than the policy (422 naming the rule) and a wallet without a policy (404)', async () => {
+    const venue = await req(
+      'POST',
+      '/v1/delegations/prepare',
+      prepareBody({ calls: [{ target: randomAddress(), selector: '0x12345678', value_limit: '0' }] }),
+    );
+    expect(expectErrorBody(venue, 422, 'POLICY_VIOLATION').message).toMatch(/execution\.venues/);
+    const value = await req(
+      'POST',
+      '/v1/delegations/prepare',
+      prepareBody({ calls: [{ target: usdc, selector: '0xa9059cbb', value_limit: '20000000000000000' }] }),
+    );
+    expect(expectErrorBody(value, 422, 'POLICY_VIOLATION').message).toMatch(/spend\.per_tx_usd/);
+    const other = await req(
+      'POST',
+      '/v1/delegations/prepare',
+      prepareBody({ account: getAddress(randomAddress()) }),
+    );
+    expectErrorBody(other, 404, 'NOT_FOUND');
+  });
+
+  it('answers 400 naming the field for bad input, and stores nothing (fuzz)', async () => {
+    const before = await countRows();
+    const bad: fc.Arbitrary<[Record<string, unknown>, RegExp]> = fc.oneof(
+      fc.constantFrom<[Record<string, unknown>, RegExp]>(
+        [{ account: '0x1234' }, /account/],
+        [{ chain_id: 137 }, /chain_id/],
+        [{ chain_id: 1 }, /chain_id/],
+        [{ calls: [] }, /calls/],
+        [
+          {
+            calls: Array.from({ length: 33 }, () => ({
+              target: randomAddress(),
+              selector: '0x12345678',
+              value_limit: '0',
+            })),
+          },
+          /calls/,
+        ],
+        [{ valid_until: 0 }, /valid_until/],
+        [{ valid_until: NOW - 1 }, /valid_until/],
+        [{ valid_after: -1 }, /valid_after/],
+        [{ valid_after: NOW + 8 * DAY }, /valid_until/],
+        [{ rate_limit: { count: 0 } }, /rate_limit\.count/],
+        [{ rate_limit: { count: 1, interval_secs: -1 } }, /rate_limit\.interval_secs/],
+        [{ extra: true }, /extra/],
+      ),
+      fc
+        .string({ maxLength: 12 })
+        .filter((s) => !/^0x[0-9a-fA-F]{8}$/.test(s))
+        .map((s): [Record<string, unknown>, RegExp] => [
+          { calls: [{ target: randomAddress(), selector: s, value_limit: '0' }] },
+          /calls\[0\]\.selector/,
+        ]),
+      fc
+        .string({ maxLength: 12 })
+        .filter((s) => !/^[0-9]{1,78}$/.test(s))
+        .map((s): [Record<string, unknown>, RegExp] => [
+          { calls: [{ target: usdc, selector: '0x12345678', value_limit: s }] },
+          /calls\[0\]\.value_limit/,
+        ]),
+      fc
+        .string({ maxLength: 44 })
+        .filter((s) => !/^0x[0-9a-fA-F]{40}$/.test(s))
+        .map((s): [Record<string, unknown>, RegExp] => [
+          { calls: [{ target: s, selector: '0x12345678', value_limit: '0' }] },
+          /calls\[0\]\.target/,
+        ]),
+      fc.constant<[Record<string, unknown>, RegExp]>([
+        { calls: [{ target: account, selector: '0x12345678', value_limit: '0' }] },
+        /calls\[0\]\.target must not be the account/,
+      ]),
+      fc.constant<[Record<string, unknown>, RegExp]>([
+        { calls: [{ target: usdc, selector: '0x12345678', value_limit: (2n ** 256n).toString() }] },
+        /calls\[0\]\.value_limit/,
+      ]),
+    );
+    await fc.assert(
+      fc.asyncProperty(bad, async ([overrides, field]) => {
+        const res = await req('POST', '/v1/delegations/prepare', prepareBody(overrides));
+        expect(expectErrorBody(res, 400, 'INVALID_REQUEST').message).toMatch(field);
+      }),
+      { numRuns: 60 },
+    );
+    expect(await countRows()).toBe(before);
+  });
+});
+
+describe('confirm, read, list, revoke, renew', () => {
+  it('confirms with the owner signature, then refuses a second confirm', async () => {
+    const d = await prepare();
+    const wrong = await req('POST', `/v1/delegations/${d.id}/confirm`, {
+      enable_sig: await sign(d, privateKeyToAccount(generatePrivateKey())),
+    });
+    expect(expectErrorBody(wrong, 400, 'INVALID_REQUEST').message).toMatch(/enable_sig/);
+    const ok = await req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: await sign(d) });
+    expect(ok.statusCode, ok.body).toBe(200);
+    const active = ok.json<Delegation>();
+    expect(active.status).toBe('active');
+    expect(active.confirmed_at).toBe(clock.now().toISOString());
+    expectErrorBody(
+      await req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: await sign(d) }),
+      409,
+      'CONFLICT',
+    );
+    const got = await req('GET', `/v1/delegations/${d.id}`);
+    expect(got.json<Delegation>()).toEqual(active);
+    const list = await req('GET', `/v1/delegations?account=${account}&limit=200`);
+    expect(
+      list
+        .json<{ delegations: Delegation[] }>()
+        .delegations.some((x) => x.id === d.id && x.status === 'active'),
+    ).toBe(true);
+    expectErrorBody(
+      await req('GET', '/v1/delegations/00000000-0000-4000-8000-000000000000'),
+      404,
+      'NOT_FOUND',
+    );
+    expectErrorBody(await req('GET', '/v1/delegations/not-a-uuid'), 404, 'NOT_FOUND');
+  });
+
+  it('answers 409 when the account nonce moved since prepare', async () => {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const other = await deployAccount(owner.address);
+    await t.app.fastify.inject({
+      method: 'PUT',
+      url: '/v1/policies',
+      headers: bearer(user.sessionToken),
+      payload: { version: 1, wallet: other.toLowerCase(), chain_id: CHAIN },
+    });
+    const d = await prepare({ account: other });
+    // DevAccount keeps its relay nonce in slot 0: move it as a relayed call would.
+    await publicClient.request({
+      method: 'anvil_setStorageAt' as 'eth_chainId',
+      params: [other, '0x0', `0x${'0'.repeat(63)}1`] as never,
+    });
+    const res = await req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: await sign(d, owner) });
+    expect(expectErrorBody(res, 409, 'CONFLICT').message).toMatch(/nonce moved/);
+  });
+
+  it('supports an undeployed account: nonce 1, owner required at confirm', async () => {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const future = getAddress(randomAddress());
+    await t.app.fastify.inject({
+      method: 'PUT',
+      url: '/v1/policies',
+      headers: bearer(user.sessionToken),
+      payload: { version: 1, wallet: future.toLowerCase(), chain_id: CHAIN },
+    });
+    const d = await prepare({ account: future });
+    expect(d.account_deployed).toBe(false);
+    expect(d.kernel_nonce).toBe(1);
+    const sig = await sign(d, owner);
+    const missing = await req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: sig });
+    expect(expectErrorBody(missing, 400, 'INVALID_REQUEST').message).toMatch(/owner/);
+    const ok = await req('POST', `/v1/delegations/${d.id}/confirm`, {
+      enable_sig: sig,
+      owner: owner.address,
+    });
+    expect(ok.statusCode, ok.body).toBe(200);
+  });
+
+  it('revokes with the owner calldata; a revoked grant cannot be confirmed or revoked again', async () => {
+    const d = await prepare();
+    await req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: await sign(d) });
+    const res = await req('DELETE', `/v1/delegations/${d.id}`);
+    expect(res.statusCode, res.body).toBe(200);
+    const r = res.json<Revocation>();
+    expect(r.status).toBe('revoked');
+    expect(r.revocation.uninstall_call.to).toBe(account);
+    expect(r.revocation.uninstall_call.data.slice(0, 10)).toBe('0xe6f3d50a');
+    expect(r.revocation.invalidate_nonce_call.data).toBe(`0x1f1b92e3${(2).toString(16).padStart(64, '0')}`);
+    expect((await req('GET', `/v1/delegations/${d.id}`)).json<Delegation>().status).toBe('revoked');
+    expectErrorBody(
+      await req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: await sign(d) }),
+      409,
+      'CONFLICT',
+    );
+    expectErrorBody(await req('DELETE', `/v1/delegations/${d.id}`), 409, 'CONFLICT');
+    const kinds = (
+      await t.db.db.selectFrom('events').select('kind').where('subject', '=', d.id).execute()
+    ).map((e) => e.kind);
+    expect(kinds.sort()).toEqual(['delegation.confirmed', 'delegation.prepared', 'delegation.revoked']);
+  });
+
+  it('renews an active grant: same calls and rate limit, original duration capped at 90 days', async () => {
+    const d = await prepare({ valid_until: NOW + 200 * DAY });
+    expectErrorBody(await req('POST', `/v1/delegations/${d.id}/renew`, {}), 409, 'CONFLICT');
+    await req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: await sign(d) });
+    const res = await req('POST', `/v1/delegations/${d.id}/renew`, {});
+    expect(res.statusCode, res.body).toBe(201);
+    const renewed = res.json<Delegation>();
+    expect(renewed.status).toBe('prepared');
+    expect(renewed.renewed_from).toBe(d.id);
+    expect(renewed.permission_id).not.toBe(d.permission_id);
+    expect(renewed.scope.calls).toEqual(d.scope.calls);
+    expect(renewed.scope.rate_limit).toEqual(d.scope.rate_limit);
+    expect(renewed.scope.valid_until).toBe(NOW + 90 * DAY);
+    expect((await req('GET', `/v1/delegations/${d.id}`)).json<Delegation>().status).toBe('active');
+    const tooLong = await req('POST', `/v1/delegations/${d.id}/renew`, { valid_until: NOW + 91 * DAY });
+    expect(expectErrorBody(tooLong, 400, 'INVALID_REQUEST').message).toMatch(/valid_until/);
+    const short = await req('POST', `/v1/delegations/${d.id}/renew`, { valid_until: NOW + DAY });
+    expect(short.json<Delegation>().scope.valid_until).toBe(NOW + DAY);
+  });
+
+  it('lets a key pinned to the wallet reach /{id} routes, and denies a key pinned elsewhere', async () => {
+    const d = await prepare();
+    const mine = await createKey(t.db.db, user.accountId, {
+      scopes: ['read'],
+      wallets: [account.toLowerCase()],
+    });
+    const elsewhere = await createKey(t.db.db, user.accountId, {
+      scopes: ['read'],
+      wallets: [randomAddress()],
+    });
+    expect((await req('GET', `/v1/delegations/${d.id}`, undefined, mine.token)).statusCode).toBe(200);
+    expectErrorBody(
+      await req('GET', `/v1/delegations/${d.id}`, undefined, elsewhere.token),
+      403,
+      'FORBIDDEN',
+    );
+  });
+
+  it('the expiry job marks grants past valid_until expired, with events', async () => {
+    const d = await prepare({ valid_until: NOW + 3600 });
+    await req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: await sign(d) });
+    clock.advance(3600 * 1000);
+    try {
+      expect((await req('GET', `/v1/delegations/${d.id}`)).json<Delegation>().status).toBe('expired');
+      expect(await expireDelegations(t.db.db, clock)).toBeGreaterThan(0);
+      const row = await t.db.db
+        .selectFrom('delegations')
+        .select('status')
+        .where('id', '=', d.id)
+        .executeTakeFirstOrThrow();
+      expect(row.status).toBe('expired');
+      const kinds = (
+        await t.db.db.selectFrom('events').select('kind').where('subject', '=', d.id).execute()
+      ).map((e) => e.kind);
+      expect(kinds).toContain('delegation.expired');
+      expectErrorBody(await req('POST', `/v1/delegations/${d.id}/renew`, {}), 409, 'CONFLICT');
+    } finally {
+      clock.advance(-3600 * 1000);
+    }
+  });
+});

@@ -1,0 +1,14 @@
+// The delegations module: session-key grants (ZeroDev Kernel v3 permissions) naming the executor.
+
+export { delegationsRoutes } from './routes.ts';
+export {
+  buildPermission,
+  revocationCalls,
+  validationIdOf,
+  type BuiltPermission,
+  type KernelModules,
+  type KernelVersion,
+  type PermissionScope,
+} from './kernel.ts';
+export { expireDelegations, type Delegation, type Revocation } from './service.ts';
+export { findDelegation, type DelegationRow, type DelegationStatus } from './store.ts';

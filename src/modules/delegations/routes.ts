@@ -1,0 +1,223 @@
+import type { Hex } from 'viem';
+import { AppError } from '../../core/errors/app-error.ts';
+import {
+  defineRoute,
+  type Principal,
+  type ResourceWalletLocator,
+  type RouteDefinition,
+} from '../../core/http/route-table.ts';
+import {
+  ConfirmBody,
+  DELEGATION_LIST_DEFAULT_LIMIT,
+  DelegationListSchema,
+  DelegationSchema,
+  IdParams,
+  ListQuery,
+  PrepareBody,
+  RenewBody,
+  RevocationSchema,
+} from './schemas.ts';
+import { normalizeScope } from './scope.ts';
+import {
+  activate,
+  assertConfirmable,
+  assertRenewable,
+  checkScopeFits,
+  createGrant,
+  getDelegationRow,
+  listDelegations,
+  nowSecsOf,
+  readState,
+  renewedScope,
+  revocationNonce,
+  revoke,
+  toDelegation,
+  verifyEnableSignature,
+  type DelegationActor,
+} from './service.ts';
+import { delegationWallet } from './store.ts';
+
+const TAGS = ['delegations'];
+
+function principalOf(principal: Principal | null): Principal {
+  if (!principal) throw new AppError('UNAUTHORIZED', 'This route needs a bearer credential.');
+  return principal;
+}
+
+function actorOf(ctx: {
+  principal: Principal | null;
+  clientIp: string;
+  userAgent: string | null;
+}): DelegationActor {
+  return {
+    principal: principalOf(ctx.principal),
+    network: { clientIp: ctx.clientIp, userAgent: ctx.userAgent },
+  };
+}
+
+/** The guard's locator for `/v1/delegations/{id}`: the delegation's smart account. */
+const DELEGATION_WALLET: ResourceWalletLocator = {
+  in: 'resource',
+  resource: 'delegation',
+  resolve: (db, accountId, params) =>
+    typeof params['id'] === 'string' ? delegationWallet(db, accountId, params['id']) : Promise.resolve(null),
+};
+
+export const delegationsRoutes: RouteDefinition[] = [
+  defineRoute({
+    method: 'POST',
+    url: '/v1/delegations/prepare',
+    operationId: 'prepareDelegation',
+    summary: 'Prepare a session-key grant for the executor (ZeroDev Kernel v3 permission)',
+    description:
+      'Builds the permission: a call policy (target, selector, value limit per call), a timestamp policy ' +
+      '(valid_after, valid_until in unix seconds), an optional rate-limit policy (`count` operations in ' +
+      'total, at most one per `interval_secs`), and the executor as ECDSA session signer that cannot sign ' +
+      "as the account (ERC-1271). The scope must fit inside the wallet's active policy. The owner signs " +
+      '`digest` (the EIP-712 hash of `typed_data`) and confirms.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'write',
+    wallet: { in: 'body', field: 'account' },
+    schema: { body: PrepareBody, response: { 201: DelegationSchema } },
+    handler: async (ctx) => {
+      const { deps, body } = ctx;
+      const actor = actorOf(ctx);
+      const scope = normalizeScope(body, nowSecsOf(deps.clock));
+      const wallet = body.account.toLowerCase();
+      // Fail fast without a chain read; the transaction checks again against the policy it sees.
+      await checkScopeFits(deps.db, deps, actor.principal.accountId, wallet, body.chain_id, scope);
+      const state = await readState(deps, body.chain_id, wallet);
+      return ctx.mutate(async (tx) => {
+        const delegation = await createGrant(tx, deps, actor, {
+          wallet,
+          chainId: body.chain_id,
+          scope,
+          state,
+          renewedFrom: null,
+        });
+        return { status: 201, body: delegation };
+      });
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/delegations/{id}/confirm',
+    operationId: 'confirmDelegation',
+    summary: "Activate a prepared delegation with the owner's signature over its digest",
+    description:
+      "Verifies `enable_sig` against the account's on-chain ECDSA owner (or `owner`, while the account is " +
+      'not deployed) and the live Kernel nonce. A moved nonce, or a delegation that is not prepared, is 409.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'write',
+    wallet: DELEGATION_WALLET,
+    schema: { params: IdParams, body: ConfirmBody, response: { 200: DelegationSchema } },
+    handler: async (ctx) => {
+      const { deps, body, params } = ctx;
+      const actor = actorOf(ctx);
+      const row = await getDelegationRow(deps.db, actor.principal.accountId, params.id);
+      assertConfirmable(row, nowSecsOf(deps.clock));
+      const sig = body.enable_sig as Hex;
+      const owner = await verifyEnableSignature(deps, row, sig, body.owner);
+      return ctx.mutate(async (tx) => ({
+        status: 200,
+        body: await activate(tx, deps, actor, row.id, sig, owner),
+      }));
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/delegations/{id}',
+    operationId: 'getDelegation',
+    summary: 'One delegation',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: DELEGATION_WALLET,
+    schema: { params: IdParams, response: { 200: DelegationSchema } },
+    handler: async ({ deps, principal, params }) => {
+      const row = await getDelegationRow(deps.db, principalOf(principal).accountId, params.id);
+      return { status: 200, body: toDelegation(row, nowSecsOf(deps.clock)) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/delegations',
+    operationId: 'listDelegations',
+    summary: "The account's delegations, newest first (one smart account's with `account`)",
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: { in: 'query', field: 'account' },
+    schema: { querystring: ListQuery, response: { 200: DelegationListSchema } },
+    handler: async ({ deps, principal, query }) => {
+      const delegations = await listDelegations(
+        deps.db,
+        deps.clock,
+        principalOf(principal).accountId,
+        query.account ?? null,
+        query.limit ?? DELEGATION_LIST_DEFAULT_LIMIT,
+      );
+      return { status: 200, body: { delegations } };
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/v1/delegations/{id}',
+    operationId: 'revokeDelegation',
+    summary: "Revoke a delegation: the executor stops at once; returns the owner's on-chain calls",
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'cancel',
+    wallet: DELEGATION_WALLET,
+    schema: { params: IdParams, response: { 200: RevocationSchema } },
+    handler: async (ctx) => {
+      const { deps, params } = ctx;
+      const actor = actorOf(ctx);
+      const row = await getDelegationRow(deps.db, actor.principal.accountId, params.id);
+      const nextNonce = await revocationNonce(deps, row);
+      return ctx.mutate(async (tx) => ({
+        status: 200,
+        body: await revoke(tx, deps, actor, row.id, nextNonce),
+      }));
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/delegations/{id}/renew',
+    operationId: 'renewDelegation',
+    summary:
+      'Prepare a new grant with the same calls and rate limit; the old one stays active until it expires',
+    description:
+      "Re-checks the scope against the policy active now. Default duration: the original's, capped at 90 " +
+      'days; `valid_until` (unix seconds) may be at most 90 days ahead. Sign and confirm it like a prepared one.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'write',
+    wallet: DELEGATION_WALLET,
+    schema: { params: IdParams, body: RenewBody, response: { 201: DelegationSchema } },
+    handler: async (ctx) => {
+      const { deps, params, body } = ctx;
+      const actor = actorOf(ctx);
+      const row = await getDelegationRow(deps.db, actor.principal.accountId, params.id);
+      const now = nowSecsOf(deps.clock);
+      assertRenewable(row, now);
+      // The body is optional: a renewal without one takes the default duration.
+      const validUntil = (body as { valid_until?: number } | undefined)?.valid_until;
+      const scope = renewedScope(row, now, validUntil);
+      await checkScopeFits(deps.db, deps, actor.principal.accountId, row.wallet, row.chain_id, scope);
+      const state = await readState(deps, row.chain_id, row.wallet);
+      return ctx.mutate(async (tx) => {
+        const delegation = await createGrant(tx, deps, actor, {
+          wallet: row.wallet,
+          chainId: row.chain_id,
+          scope,
+          state,
+          renewedFrom: row.id,
+        });
+        return { status: 201, body: delegation };
+      });
+    },
+  }),
+];

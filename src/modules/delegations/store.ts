@@ -1,0 +1,185 @@
+// The delegations table: one row per session-key grant (see migration 0008).
+
+import type { Selectable } from 'kysely';
+import type { DbExecutor } from '../../core/db/database.ts';
+import type { Timestamp } from '../../core/db/schema.ts';
+
+export type DelegationStatus = 'prepared' | 'active' | 'revoked' | 'expired';
+
+/** The scope as stored and returned: the request's shape, addresses lowercase. */
+export interface StoredScope {
+  calls: Array<{ target: string; selector: string; value_limit: string }>;
+  valid_after: number;
+  valid_until: number;
+  rate_limit: { count: number; interval_secs: number } | null;
+}
+
+export interface DelegationsTable {
+  id: string;
+  account_id: string;
+  wallet: string;
+  chain_id: number;
+  status: DelegationStatus;
+  permission_id: string;
+  validation_id: string;
+  kernel_version: string;
+  domain_version: string;
+  enable_data: string;
+  selector_data: string;
+  kernel_nonce: number;
+  digest: string;
+  session_key: string;
+  modules: unknown;
+  scope: unknown;
+  valid_after: string | number;
+  valid_until: string | number;
+  account_deployed: boolean;
+  policy_version: number;
+  renewed_from: string | null;
+  enable_sig: string | null;
+  owner: string | null;
+  created_at: Timestamp;
+  confirmed_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  expired_at: Timestamp | null;
+}
+
+declare module '../../core/db/schema.ts' {
+  interface Database {
+    delegations: DelegationsTable;
+  }
+}
+
+export interface DelegationRow {
+  id: string;
+  account_id: string;
+  wallet: string;
+  chain_id: number;
+  status: DelegationStatus;
+  permission_id: string;
+  validation_id: string;
+  kernel_version: string;
+  domain_version: string;
+  enable_data: string;
+  selector_data: string;
+  kernel_nonce: number;
+  digest: string;
+  session_key: string;
+  modules: Record<string, string>;
+  scope: StoredScope;
+  valid_after: number;
+  valid_until: number;
+  account_deployed: boolean;
+  policy_version: number;
+  renewed_from: string | null;
+  enable_sig: string | null;
+  owner: string | null;
+  created_at: Date;
+  confirmed_at: Date | null;
+  revoked_at: Date | null;
+  expired_at: Date | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isUuid = (value: string): boolean => UUID.test(value);
+
+type RawRow = Selectable<DelegationsTable>;
+
+function fromRaw(raw: RawRow): DelegationRow {
+  return {
+    ...raw,
+    modules: raw.modules as Record<string, string>,
+    scope: raw.scope as StoredScope,
+    valid_after: Number(raw.valid_after),
+    valid_until: Number(raw.valid_until),
+  };
+}
+
+export async function insertDelegation(tx: DbExecutor, row: DelegationRow): Promise<void> {
+  await tx
+    .insertInto('delegations')
+    .values({ ...row, modules: JSON.stringify(row.modules), scope: JSON.stringify(row.scope) })
+    .execute();
+}
+
+/** The delegation when it belongs to the account; `forUpdate` locks it for the transaction. */
+export async function findDelegation(
+  db: DbExecutor,
+  accountId: string,
+  id: string,
+  forUpdate = false,
+): Promise<DelegationRow | null> {
+  if (!isUuid(id)) return null;
+  let q = db.selectFrom('delegations').selectAll().where('id', '=', id).where('account_id', '=', accountId);
+  if (forUpdate) q = q.forUpdate();
+  const raw = await q.executeTakeFirst();
+  return raw ? fromRaw(raw) : null;
+}
+
+/** The wallet of the account's delegation `id`, or null (the guard's resource locator). */
+export async function delegationWallet(
+  db: DbExecutor,
+  accountId: string,
+  id: string,
+): Promise<string | null> {
+  if (!isUuid(id)) return null;
+  const row = await db
+    .selectFrom('delegations')
+    .select('wallet')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row?.wallet ?? null;
+}
+
+export async function permissionIdTaken(
+  db: DbExecutor,
+  chainId: number,
+  wallet: string,
+  permissionId: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('delegations')
+    .select('id')
+    .where('chain_id', '=', chainId)
+    .where('wallet', '=', wallet)
+    .where('permission_id', '=', permissionId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Newest first; one wallet's when `wallet` is not null. */
+export async function listDelegationRows(
+  db: DbExecutor,
+  accountId: string,
+  wallet: string | null,
+  limit: number,
+): Promise<DelegationRow[]> {
+  let q = db.selectFrom('delegations').selectAll().where('account_id', '=', accountId);
+  if (wallet !== null) q = q.where('wallet', '=', wallet);
+  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  return rows.map(fromRaw);
+}
+
+export async function updateDelegation(
+  tx: DbExecutor,
+  id: string,
+  changes: Partial<
+    Pick<DelegationRow, 'status' | 'enable_sig' | 'owner' | 'confirmed_at' | 'revoked_at' | 'expired_at'>
+  >,
+): Promise<void> {
+  await tx.updateTable('delegations').set(changes).where('id', '=', id).execute();
+}
+
+/** Marks every open grant whose valid_until has passed `nowSecs` expired; returns them. */
+export async function expireDue(tx: DbExecutor, nowSecs: number, at: Date): Promise<DelegationRow[]> {
+  const rows = await tx
+    .updateTable('delegations')
+    .set({ status: 'expired', expired_at: at })
+    .where('status', 'in', ['prepared', 'active'])
+    .where('valid_until', '<=', nowSecs)
+    .returningAll()
+    .execute();
+  return rows.map(fromRaw);
+}
