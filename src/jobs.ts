@@ -5,6 +5,7 @@ import type { JobHandler, JobSchedule } from './core/jobs/index.ts';
 import { purgeExpiredIdempotencyKeys } from './core/http/idempotency.ts';
 import type { AppDeps } from './deps.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
+import { expireHolds } from './modules/ledger/index.ts';
 import { expireReservations } from './modules/policies/index.ts';
 
 export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
@@ -18,6 +19,11 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
       const expired = await expireReservations(deps.db, deps.clock);
       if (expired.length > 0) deps.log.info({ expired: expired.length }, 'spend reservations expired');
     },
+    // Ledger holds past their expiry stopped counting already; this gives prepaid reservations back.
+    'ledger.expire_holds': async () => {
+      const expired = await deps.db.transaction().execute((tx) => expireHolds(tx, deps.clock));
+      if (expired.length > 0) deps.log.info({ expired: expired.length }, 'ledger holds expired');
+    },
     // Grants past valid_until: the chain refuses them already; this records it (event + audit).
     'delegations.expire': async () => {
       const expired = await expireDelegations(deps.db, deps.clock);
@@ -30,4 +36,5 @@ export const jobSchedules: JobSchedule[] = [
   { name: 'housekeeping.idempotency_keys', everySeconds: 3600, jobName: 'housekeeping.idempotency_keys' },
   { name: 'reservations.expire', everySeconds: 60, jobName: 'reservations.expire' },
   { name: 'delegations.expire', everySeconds: 60, jobName: 'delegations.expire' },
+  { name: 'ledger.expire_holds', everySeconds: 60, jobName: 'ledger.expire_holds' },
 ];

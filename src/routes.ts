@@ -3,6 +3,7 @@
 
 import type { RouteDefinition } from './core/http/route-table.ts';
 import { authRoutes } from './modules/auth/routes.ts';
+import { billingRoutes } from './modules/billing/index.ts';
 import { delegationsRoutes } from './modules/delegations/index.ts';
 import { devRoutes } from './modules/dev/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
@@ -12,6 +13,7 @@ import { keysRoutes } from './modules/keys/routes.ts';
 import { policiesRoutes } from './modules/policies/routes.ts';
 import { registryRoutes } from './modules/registry/routes.ts';
 import { screeningRoutes } from './modules/screening/routes.ts';
+import { webhooksRoutes } from './modules/webhooks/index.ts';
 
 export const routeTable: RouteDefinition[] = [
   ...healthRoutes,
@@ -22,6 +24,8 @@ export const routeTable: RouteDefinition[] = [
   ...authRoutes,
   ...keysRoutes,
   ...policiesRoutes,
+  ...billingRoutes,
   ...delegationsRoutes,
+  ...webhooksRoutes,
   ...devRoutes,
 ];

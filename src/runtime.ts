@@ -14,6 +14,7 @@ import { createAuthenticator } from './modules/auth/authenticator.ts';
 import { startCredentialCache } from './modules/auth/credential-cache.ts';
 import { buildTokenRegistry } from './modules/registry/index.ts';
 import { jobHandlers, jobSchedules } from './jobs.ts';
+import { createWebhookDispatcher } from './modules/webhooks/index.ts';
 
 export interface ServiceOptions {
   api: boolean;
@@ -114,6 +115,17 @@ export async function startService(
       await worker.start();
       // Stopped after the API has drained (stops run in reverse), releasing what it still holds.
       stops.push(() => worker.stop({ graceMs: 10_000 }));
+      // Webhook deliveries: woken by NOTIFY on the commit of each event (docs/events.md).
+      const webhooks = createWebhookDispatcher({
+        db: handle.db,
+        clock,
+        log,
+        sealingKey: config.sealingKey,
+        production: config.env === 'production',
+        listen: (channel, onPayload, onState) => handle.listen(channel, onPayload, onState),
+      });
+      await webhooks.start();
+      stops.push(() => webhooks.stop());
     }
 
     let app: App | null = null;

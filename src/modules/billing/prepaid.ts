@@ -1,0 +1,164 @@
+// The prepaid USD balance of an account: metered fees are debited from it and top-ups credit it.
+// Both are ledger groups (account prepaid ↔ platform fee revenue or treasury) booked by one call
+// of purser_ledger_post, which moves the account's balance row in the statement that checks it
+// (a conditional UPDATE … WHERE balance − held ≥ fee): under any number of concurrent debits the
+// balance never goes below zero and each debit either fully happens or answers `insufficient`.
+// Fee revenue has no balance row of its own: it is the sum of its entries.
+
+import type { Clock } from '../../core/clock.ts';
+import type { DbExecutor } from '../../core/db/database.ts';
+import { AppError } from '../../core/errors/app-error.ts';
+import { FEE_REVENUE, postGroup, prepaidAccount, transfer, TREASURY, USD } from '../ledger/index.ts';
+
+const PRODUCT = /^[a-z][a-z0-9_]{0,47}$/;
+
+export interface DebitFeeParameters {
+  accountId: string;
+  feeMicroUsd: bigint;
+  /** The metered product (`conversion_intent`, `pm_order`, `feedback`): the group's kind is `fee.<product>`. */
+  product: string;
+  /** The fee's identity (`fee:<request or resource id>`): debited once. */
+  settlementId: string;
+  /** The active policy hash when the fee comes from a policed action. */
+  policyHash?: string | null;
+}
+
+export type DebitFeeResult =
+  | {
+      ok: true;
+      groupId: string;
+      /** The fee was debited before under this settlement identity: nothing new was written. */
+      replayed: boolean;
+      /** The balance after the debit (null on a replay). */
+      balanceMicro: bigint | null;
+    }
+  | { ok: false; reason: 'insufficient'; feeMicroUsd: bigint; availableMicro: bigint }
+  | { ok: false; reason: 'conflict'; groupId: string };
+
+/**
+ * Debits a fee from the account's prepaid balance in the caller's transaction: one round trip,
+ * one ledger group `account:<id>:prepaid` → `platform:fee_revenue`. `insufficient` writes nothing;
+ * the route answers it with `paymentRequired` (402).
+ */
+export async function debitFee(
+  tx: DbExecutor,
+  clock: Clock,
+  params: DebitFeeParameters,
+): Promise<DebitFeeResult> {
+  if (params.feeMicroUsd <= 0n) throw new RangeError('debitFee: the fee must be positive');
+  if (!PRODUCT.test(params.product)) throw new RangeError(`debitFee: bad product ${params.product}`);
+  const result = await postGroup(tx, clock, {
+    settlementId: params.settlementId,
+    accountId: params.accountId,
+    kind: `fee.${params.product}`,
+    entries: transfer(prepaidAccount(params.accountId), FEE_REVENUE, USD, params.feeMicroUsd),
+    policyHash: params.policyHash ?? null,
+    memo: { product: params.product },
+  });
+  if (result.ok) {
+    return {
+      ok: true,
+      groupId: result.groupId,
+      replayed: result.replayed,
+      balanceMicro: result.prepaid?.balanceMicro ?? null,
+    };
+  }
+  if (result.reason === 'insufficient') {
+    return {
+      ok: false,
+      reason: 'insufficient',
+      feeMicroUsd: params.feeMicroUsd,
+      availableMicro: result.availableMicro,
+    };
+  }
+  return result;
+}
+
+export interface CreditPrepaidParameters {
+  accountId: string;
+  amountMicroUsd: bigint;
+  /** The credit's identity (the EIP-3009 authorization nonce, the settlement tx): credited once. */
+  settlementId: string;
+  /** The group's kind: `topup` (default) or `topup.auto`. */
+  kind?: 'topup' | 'topup.auto';
+  memo?: Record<string, unknown>;
+}
+
+export type CreditPrepaidResult =
+  | { ok: true; groupId: string; replayed: boolean; balanceMicro: bigint | null }
+  | { ok: false; reason: 'conflict'; groupId: string };
+
+/**
+ * Credits the account's prepaid balance (a confirmed top-up): one group `platform:treasury` →
+ * `account:<id>:prepaid`, once per settlement identity. Caps are the caller's to check first.
+ */
+export async function creditPrepaid(
+  tx: DbExecutor,
+  clock: Clock,
+  params: CreditPrepaidParameters,
+): Promise<CreditPrepaidResult> {
+  if (params.amountMicroUsd <= 0n) throw new RangeError('creditPrepaid: the amount must be positive');
+  const result = await postGroup(tx, clock, {
+    settlementId: params.settlementId,
+    accountId: params.accountId,
+    kind: params.kind ?? 'topup',
+    entries: transfer(TREASURY, prepaidAccount(params.accountId), USD, params.amountMicroUsd),
+    ...(params.memo ? { memo: params.memo } : {}),
+  });
+  if (result.ok) {
+    return {
+      ok: true,
+      groupId: result.groupId,
+      replayed: result.replayed,
+      balanceMicro: result.prepaid?.balanceMicro ?? null,
+    };
+  }
+  if (result.reason === 'conflict') return result;
+  throw new Error('creditPrepaid: a credit cannot be insufficient');
+}
+
+export interface PrepaidBalance {
+  /** The posted balance: minus the sum of the entries of `account:<id>:prepaid`. */
+  balanceMicro: bigint;
+  /** Reserved by pending holds on the balance; debits can spend only `balance − held`. */
+  heldMicro: bigint;
+}
+
+/** The account's prepaid balance (zero when it was never topped up). */
+export async function readPrepaidBalance(db: DbExecutor, accountId: string): Promise<PrepaidBalance> {
+  const row = await db
+    .selectFrom('prepaid_balances')
+    .select(['balance_micro', 'held_micro'])
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return { balanceMicro: BigInt(row?.balance_micro ?? '0'), heldMicro: BigInt(row?.held_micro ?? '0') };
+}
+
+/** Micro-USD as the wire's balance string: always six decimals (`12500000n` → `"12.500000"`). */
+export function formatBalanceUsd(micro: bigint): string {
+  const negative = micro < 0n;
+  const abs = negative ? -micro : micro;
+  return `${negative ? '-' : ''}${abs / 1_000_000n}.${(abs % 1_000_000n).toString().padStart(6, '0')}`;
+}
+
+/**
+ * The 402 for a fee the prepaid balance does not cover: the error body with code
+ * `PAYMENT_REQUIRED` and a `next` pointing at the top-up.
+ */
+export function paymentRequired(shortfall: { feeMicroUsd: bigint; availableMicro: bigint }): AppError {
+  return new AppError(
+    'PAYMENT_REQUIRED',
+    `The prepaid balance (${formatBalanceUsd(shortfall.availableMicro)} USD) does not cover the fee of ` +
+      `${formatBalanceUsd(shortfall.feeMicroUsd)} USD.`,
+    {
+      next: [
+        {
+          method: 'POST',
+          path: '/v1/balance/topups',
+          why: 'Top up the prepaid balance, then retry this request.',
+        },
+        { method: 'GET', path: '/v1/balance', why: 'Read the prepaid balance.' },
+      ],
+    },
+  );
+}

@@ -1,0 +1,90 @@
+import { Type } from 'typebox';
+import { AppError } from '../../core/errors/app-error.ts';
+import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
+import { listEvents } from './store.ts';
+
+export const EVENTS_DEFAULT_LIMIT = 50;
+export const EVENTS_MAX_LIMIT = 200;
+
+const EventsQuery = Type.Object(
+  {
+    cursor: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: 'The `next_cursor` of the previous page: returns events older than it.',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: EVENTS_MAX_LIMIT, default: EVENTS_DEFAULT_LIMIT }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const EventItem = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.String(),
+    subject: Type.Union([Type.String(), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+    data: Type.Object({}, { additionalProperties: true }),
+  },
+  { additionalProperties: false },
+);
+
+const EventsResponse = Type.Object(
+  {
+    events: Type.Array(EventItem),
+    next_cursor: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Pass as `cursor` for the next (older) page; null on the last page.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const eventsRoutes: RouteDefinition[] = [
+  defineRoute({
+    method: 'GET',
+    url: '/v1/events',
+    operationId: 'listEvents',
+    summary: "The account's events, newest first",
+    description:
+      'Every event is kept permanently. Page with `cursor` (an integer: the `next_cursor` of the ' +
+      'previous page). The kinds are catalogued in docs/events.md; `data` is the same object a ' +
+      'webhook delivery carries.',
+    tags: ['events'],
+    class: 'bearer',
+    scope: 'read',
+    wallet: false,
+    schema: { querystring: EventsQuery, response: { 200: EventsResponse } },
+    handler: async (ctx) => {
+      if (!ctx.principal) throw new AppError('UNAUTHORIZED', 'This route needs a bearer credential.');
+      const limit = ctx.query.limit ?? EVENTS_DEFAULT_LIMIT;
+      const cursor = ctx.query.cursor;
+      const rows = await listEvents(
+        ctx.deps.db,
+        ctx.principal.accountId,
+        limit + 1,
+        cursor === undefined ? undefined : String(cursor),
+      );
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        status: 200,
+        body: {
+          events: page.map((e) => ({
+            id: e.id,
+            kind: e.kind,
+            subject: e.subject,
+            created_at: new Date(e.created_at).toISOString(),
+            data: (typeof e.payload === 'string' ? JSON.parse(e.payload) : e.payload) as Record<
+              string,
+              unknown
+            >,
+          })),
+          next_cursor: rows.length > limit && last ? Number(last.seq) : null,
+        },
+      };
+    },
+  }),
+];

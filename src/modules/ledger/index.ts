@@ -1,0 +1,46 @@
+// The ledger module: what other modules use. Nothing else writes the ledger's tables; every
+// booking goes through these functions, in the caller's transaction.
+
+export {
+  bridgeAccount,
+  erc1155Asset,
+  erc20Asset,
+  externalAccount,
+  FEE_REVENUE,
+  isAsset,
+  isLedgerAccount,
+  nativeAsset,
+  parseAsset,
+  prepaidAccount,
+  prepaidOwner,
+  TREASURY,
+  USD,
+  venueAccount,
+  walletAccount,
+  type ParsedAsset,
+} from './chart.ts';
+export {
+  balanceOf,
+  LedgerError,
+  postGroup,
+  readGroup,
+  reverseGroup,
+  transfer,
+  type LedgerEntryInput,
+  type LedgerGroup,
+  type PostGroupParameters,
+  type PostGroupResult,
+  type ReverseGroupParameters,
+} from './ledger.ts';
+export {
+  expireHolds,
+  placeHold,
+  postHold,
+  readHold,
+  voidHold,
+  type CloseHoldResult,
+  type HoldView,
+  type PlaceHoldParameters,
+  type PlaceHoldResult,
+} from './holds.ts';
+export type { HoldState } from './store.ts';

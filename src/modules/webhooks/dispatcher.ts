@@ -1,0 +1,322 @@
+// Webhook delivery workers. The outbox rows come from a trigger on `events` (same transaction as
+// the event), whose NOTIFY on `purser_webhooks` wakes every dispatcher at commit; a slow safety
+// poll covers a lost listening connection and retries that fall due. A claim takes a lease: a
+// dispatcher killed mid-delivery loses nothing, another one retries the row once the lease ends
+// (delivery is at least once; receivers dedupe on the event id).
+
+import { createHmac, randomBytes } from 'node:crypto';
+import { request as httpRequest, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import { sql } from 'kysely';
+import type { Clock } from '../../core/clock.ts';
+import type { DatabaseHandle, Db } from '../../core/db/database.ts';
+import { guardedLookup, refusedAddressReason } from './destination.ts';
+import { openSecret, sealingKeyBytes } from './seal.ts';
+
+/** Seconds to wait after failed attempt n (index n-1): 1m, 5m, 30m, 2h, 6h, 12h, 24h, 24h. */
+export const RETRY_SCHEDULE_SECONDS = [60, 300, 1800, 7200, 21_600, 43_200, 86_400, 86_400] as const;
+/** The first attempt plus one per step of the schedule; then the delivery is dead-lettered. */
+export const MAX_DELIVERY_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length + 1;
+export const WEBHOOK_CHANNEL = 'purser_webhooks';
+export const SIGNATURE_HEADER = 'x-service-signature';
+export const EVENT_ID_HEADER = 'x-service-event-id';
+export const ATTEMPT_HEADER = 'x-service-delivery-attempt';
+
+export interface DispatcherLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface WebhookDispatcherParameters {
+  db: Db;
+  clock: Clock;
+  log: DispatcherLogger;
+  sealingKey: string | null;
+  /** Production: every connection re-checks the resolved address (no private targets). */
+  production: boolean;
+  /** Wakes the dispatcher on NOTIFY; without it, only the poll interval does. */
+  listen?: DatabaseHandle['listen'];
+  /** Deliveries in flight at once; default 32. */
+  concurrency?: number;
+  /** Safety poll when no NOTIFY arrives; default 5000 ms. */
+  pollIntervalMs?: number;
+  /** How long a claim holds a delivery; default 30 s (longer than the request timeout). */
+  leaseMs?: number;
+  /** Per-attempt request timeout; default 10 s. */
+  timeoutMs?: number;
+  workerId?: string;
+}
+
+export interface WebhookDispatcher {
+  readonly workerId: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Claims one batch of due deliveries, attempts them and returns how many it attempted. */
+  runOnce(): Promise<number>;
+  /** Runs batches until none is due. Returns the attempts made. */
+  drain(): Promise<number>;
+}
+
+interface Claimed {
+  id: string;
+  account_id: string;
+  event_id: string;
+  attempts: number;
+  created_at: Date;
+  kind: string;
+  payload: unknown;
+  event_created_at: Date;
+  url: string | null;
+  secret_sealed: string | null;
+}
+
+/** The body of a delivery: stable across attempts, so its hash identifies the envelope. */
+export function deliveryBody(event: {
+  id: string;
+  kind: string;
+  created_at: Date;
+  payload: unknown;
+}): string {
+  return JSON.stringify({
+    id: event.id,
+    kind: event.kind,
+    created_at: event.created_at.toISOString(),
+    data: typeof event.payload === 'string' ? (JSON.parse(event.payload) as unknown) : event.payload,
+  });
+}
+
+/** `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<event_id>.<raw_body>">`, keyed by the secret's UTF-8 bytes. */
+export function signatureHeader(secret: string, unixSeconds: number, eventId: string, body: string): string {
+  const mac = createHmac('sha256', secret).update(`${unixSeconds}.${eventId}.${body}`).digest('hex');
+  return `t=${unixSeconds},v1=${mac}`;
+}
+
+const MAX_ERROR = 500;
+
+export function createWebhookDispatcher(params: WebhookDispatcherParameters): WebhookDispatcher {
+  const { db, clock, log } = params;
+  const concurrency = params.concurrency ?? 32;
+  const pollIntervalMs = params.pollIntervalMs ?? 5000;
+  const leaseMs = params.leaseMs ?? 30_000;
+  const timeoutMs = params.timeoutMs ?? 10_000;
+  const workerId = params.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const key = sealingKeyBytes(params.sealingKey);
+  const secrets = new Map<string, string>();
+  const stopAll = new AbortController();
+  let phase: 'idle' | 'running' | 'stopped' = 'idle';
+  let loop: Promise<void> | null = null;
+  let wake: (() => void) | null = null;
+  let woken = false;
+  let unlisten: (() => Promise<void>) | null = null;
+
+  function poke(): void {
+    woken = true;
+    wake?.();
+  }
+
+  async function claim(limit: number): Promise<Claimed[]> {
+    const now = clock.now();
+    const leaseEnd = new Date(now.getTime() + leaseMs);
+    const { rows } = await sql<Claimed>`
+      WITH picked AS MATERIALIZED (
+        SELECT id FROM webhook_deliveries
+        WHERE state = 'pending' AND next_attempt_at <= ${now}
+          AND (locked_until IS NULL OR locked_until < ${now})
+        ORDER BY next_attempt_at
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      ), claimed AS (
+        UPDATE webhook_deliveries d SET
+          locked_by = ${workerId}, locked_until = ${leaseEnd}, attempts = d.attempts + 1, updated_at = ${now}
+        FROM picked WHERE d.id = picked.id
+        RETURNING d.id, d.account_id, d.event_id, d.attempts, d.created_at
+      )
+      SELECT c.*, e.kind, e.payload, e.created_at AS event_created_at, w.url, w.secret_sealed
+      FROM claimed c
+      JOIN events e ON e.id = c.event_id
+      LEFT JOIN webhook_endpoints w ON w.account_id = c.account_id`.execute(db);
+    return rows;
+  }
+
+  function secretOf(row: Claimed): string {
+    if (!row.secret_sealed) throw new Error('the account has no webhook secret');
+    const cacheKey = `${row.account_id}:${row.secret_sealed}`;
+    let secret = secrets.get(cacheKey);
+    if (secret === undefined) {
+      secret = openSecret(key, row.account_id, row.secret_sealed);
+      secrets.set(cacheKey, secret);
+    }
+    return secret;
+  }
+
+  function post(url: URL, body: string, headers: Record<string, string>): Promise<number> {
+    const options: RequestOptions = {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      signal: AbortSignal.any([stopAll.signal, AbortSignal.timeout(timeoutMs)]),
+    };
+    if (params.production) options.lookup = guardedLookup;
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<number>((resolve, reject) => {
+      const req = send(url, options, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  async function attempt(row: Claimed): Promise<{ status: number | null; error: string | null }> {
+    try {
+      if (!row.url) throw new Error('the account has no webhook destination');
+      const url = new URL(row.url);
+      if (params.production) {
+        if (url.protocol !== 'https:') throw new Error('destination refused: not https');
+        // An IP literal never goes through `lookup`: check it here.
+        const host = url.hostname.replace(/^\[|\]$/g, '');
+        const reason = isIP(host) === 0 ? null : refusedAddressReason(host);
+        if (reason) throw new Error(`destination refused: ${reason}`);
+      }
+      const body = deliveryBody({
+        id: row.event_id,
+        kind: row.kind,
+        created_at: row.event_created_at,
+        payload: row.payload,
+      });
+      const t = Math.floor(clock.now().getTime() / 1000);
+      const status = await post(url, body, {
+        'content-type': 'application/json',
+        'user-agent': 'Purser-Webhooks/1',
+        [EVENT_ID_HEADER]: row.event_id,
+        [ATTEMPT_HEADER]: String(row.attempts),
+        [SIGNATURE_HEADER]: signatureHeader(secretOf(row), t, row.event_id, body),
+      });
+      return status >= 200 && status < 300 ? { status, error: null } : { status, error: `HTTP ${status}` };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return { status: null, error: message.slice(0, MAX_ERROR) };
+    }
+  }
+
+  async function record(row: Claimed, outcome: { status: number | null; error: string | null }) {
+    const now = clock.now();
+    const owned = sql`id = ${row.id} AND locked_by = ${workerId} AND state = 'pending'`;
+    if (outcome.error === null) {
+      await sql`UPDATE webhook_deliveries SET state = 'delivered', settled_at = ${now}, updated_at = ${now},
+          last_status = ${outcome.status}, last_error = NULL, locked_by = NULL, locked_until = NULL
+        WHERE ${owned}`.execute(db);
+      return;
+    }
+    const wait = RETRY_SCHEDULE_SECONDS[row.attempts - 1];
+    if (wait !== undefined) {
+      await sql`UPDATE webhook_deliveries SET next_attempt_at = ${new Date(now.getTime() + wait * 1000)},
+          updated_at = ${now}, last_status = ${outcome.status}, last_error = ${outcome.error},
+          locked_by = NULL, locked_until = NULL
+        WHERE ${owned}`.execute(db);
+      return;
+    }
+    // Retries exhausted: settle the outbox row and list the dead letter, in one statement.
+    await sql`
+      WITH dead AS (
+        UPDATE webhook_deliveries SET state = 'dead', settled_at = ${now}, updated_at = ${now},
+          last_status = ${outcome.status}, last_error = ${outcome.error}, locked_by = NULL, locked_until = NULL
+        WHERE ${owned}
+        RETURNING account_id, event_id, attempts, created_at
+      )
+      INSERT INTO webhook_dead_letters
+        (account_id, event_id, kind, body, attempts, last_status, last_error, first_attempt_at, dead_at)
+      SELECT dead.account_id, dead.event_id, ${row.kind},
+        ${deliveryBody({ id: row.event_id, kind: row.kind, created_at: row.event_created_at, payload: row.payload })},
+        dead.attempts, ${outcome.status}, ${outcome.error}, dead.created_at, ${now}
+      FROM dead
+      ON CONFLICT (event_id) DO NOTHING`.execute(db);
+    log.warn(
+      { eventId: row.event_id, accountId: row.account_id, attempts: row.attempts },
+      'webhook dead-lettered',
+    );
+  }
+
+  async function runOnce(): Promise<number> {
+    const rows = await claim(concurrency);
+    await Promise.all(
+      rows.map(async (row) => {
+        const outcome = await attempt(row);
+        if (stopAll.signal.aborted) {
+          // Stopping: give the attempt back so another dispatcher takes the row at once.
+          await sql`UPDATE webhook_deliveries SET locked_by = NULL, locked_until = NULL, attempts = attempts - 1
+            WHERE id = ${row.id} AND locked_by = ${workerId} AND state = 'pending'`
+            .execute(db)
+            .catch(() => undefined);
+          return;
+        }
+        await record(row, outcome).catch((err: unknown) =>
+          log.error({ err, eventId: row.event_id }, 'could not record a webhook delivery outcome'),
+        );
+      }),
+    );
+    return rows.length;
+  }
+
+  async function drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await runOnce();
+      total += n;
+      if (n === 0) return total;
+    }
+  }
+
+  async function pollLoop(): Promise<void> {
+    while (phase === 'running') {
+      woken = false;
+      let n = 0;
+      try {
+        n = await runOnce();
+      } catch (err) {
+        log.warn({ err, workerId }, 'webhook dispatcher poll failed; retrying');
+      }
+      if (phase !== 'running') break;
+      if (n > 0 || woken) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, pollIntervalMs);
+        wake = () => {
+          clearTimeout(timer);
+          done();
+        };
+        function done() {
+          wake = null;
+          resolve();
+        }
+      });
+    }
+  }
+
+  return {
+    workerId,
+    async start() {
+      if (phase !== 'idle') throw new Error('The webhook dispatcher was already started.');
+      if (params.listen) {
+        unlisten = await params.listen(WEBHOOK_CHANNEL, poke, (live) => {
+          if (live) poke();
+        });
+      }
+      phase = 'running';
+      loop = pollLoop();
+    },
+    async stop() {
+      if (phase === 'stopped') return;
+      phase = 'stopped';
+      wake?.();
+      stopAll.abort(new Error('The webhook dispatcher is stopping.'));
+      await loop;
+      await unlisten?.();
+    },
+    runOnce,
+    drain,
+  };
+}
