@@ -154,11 +154,13 @@ export async function checkAction(
   buildAction: (policy: PolicyDocument) => PolicyAction | Promise<PolicyAction>,
 ): Promise<CheckResult> {
   const lower = wallet.toLowerCase();
+  // The counters do not depend on the policy: read both at once (one round trip of latency).
+  const usageRead = readSpendUsage(db, clock, accountId, lower);
+  usageRead.catch(() => undefined); // awaited below unless the policy is missing
   const policy = await getActivePolicy(db, registry, accountId, lower);
   if (!policy) throw noPolicyError(lower);
   const action = await buildAction(policy.document);
-  const usage =
-    action.kind === 'delegation_scope' ? undefined : await readSpendUsage(db, clock, accountId, lower);
+  const usage = action.kind === 'delegation_scope' ? undefined : await usageRead;
   const rules = evaluateRules(policy.document, action, usage);
   const failed = rules.find((r) => !r.pass);
   return {
@@ -171,8 +173,28 @@ export async function checkAction(
   };
 }
 
+// Stored documents are immutable and hash-addressed, so the filled form of a hash never changes
+// (for one registry): fill each once per process.
+const filledByHash = new WeakMap<TokenRegistry, Map<string, PolicyDocument>>();
+
 function readStored(row: PolicyRow, registry: TokenRegistry): PolicyDocument {
-  return fillDefaults(row.document as PolicyDocumentInput, registry).document;
+  let cache = filledByHash.get(registry);
+  if (!cache) filledByHash.set(registry, (cache = new Map()));
+  const hit = cache.get(row.hash);
+  if (hit) return hit;
+  const document = fillDefaults(row.document as PolicyDocumentInput, registry).document;
+  if (cache.size >= 10_000) cache.clear();
+  cache.set(row.hash, deepFreeze(document));
+  return document;
+}
+
+/** Shared cached documents must never be edited by a caller. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value as Record<string, unknown>)) deepFreeze(child);
+  }
+  return value;
 }
 
 function toRecord(row: PolicyRow): PolicyRecord {
