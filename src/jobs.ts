@@ -5,6 +5,12 @@ import type { JobHandler, JobSchedule } from './core/jobs/index.ts';
 import { purgeExpiredIdempotencyKeys } from './core/http/idempotency.ts';
 import type { AppDeps } from './deps.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
+import {
+  purgeExpiredSiweNonces,
+  purgeNetworkContext,
+  purgeTestAccounts,
+  purgeWebhookOutbox,
+} from './modules/housekeeping/index.ts';
 import { expireHolds } from './modules/ledger/index.ts';
 import { expireReservations } from './modules/policies/index.ts';
 
@@ -13,6 +19,24 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
     'housekeeping.idempotency_keys': async () => {
       const deleted = await purgeExpiredIdempotencyKeys(deps.db, deps.clock);
       if (deleted > 0) deps.log.info({ deleted }, 'expired idempotency keys deleted');
+    },
+    // Retention (src/modules/housekeeping): batched, idempotent deletes of rows past their period.
+    'housekeeping.siwe_nonces': async () => {
+      const deleted = await purgeExpiredSiweNonces(deps.db, deps.clock);
+      if (deleted > 0) deps.log.info({ deleted }, 'expired sign-in nonces deleted');
+    },
+    'housekeeping.network_context': async () => {
+      const deleted = await purgeNetworkContext(deps.db, deps.clock);
+      if (deleted.networkContext + deleted.credentialUses > 0)
+        deps.log.info(deleted, 'network context older than 90 days deleted');
+    },
+    'housekeeping.webhook_outbox': async () => {
+      const deleted = await purgeWebhookOutbox(deps.db, deps.clock);
+      if (deleted > 0) deps.log.info({ deleted }, 'settled webhook outbox rows deleted');
+    },
+    'housekeeping.test_accounts': async () => {
+      const deleted = await purgeTestAccounts(deps.db, deps.clock, deps.config.env);
+      if (deleted.length > 0) deps.log.info({ deleted }, 'development test accounts deleted');
     },
     // Pending spend holds stop counting at their expiry anyway; this closes them for the record.
     'reservations.expire': async () => {
@@ -34,6 +58,10 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
 
 export const jobSchedules: JobSchedule[] = [
   { name: 'housekeeping.idempotency_keys', everySeconds: 3600, jobName: 'housekeeping.idempotency_keys' },
+  { name: 'housekeeping.siwe_nonces', everySeconds: 3600, jobName: 'housekeeping.siwe_nonces' },
+  { name: 'housekeeping.network_context', everySeconds: 3600, jobName: 'housekeeping.network_context' },
+  { name: 'housekeeping.webhook_outbox', everySeconds: 3600, jobName: 'housekeeping.webhook_outbox' },
+  { name: 'housekeeping.test_accounts', everySeconds: 3600, jobName: 'housekeeping.test_accounts' },
   { name: 'reservations.expire', everySeconds: 60, jobName: 'reservations.expire' },
   { name: 'delegations.expire', everySeconds: 60, jobName: 'delegations.expire' },
   { name: 'ledger.expire_holds', everySeconds: 60, jobName: 'ledger.expire_holds' },

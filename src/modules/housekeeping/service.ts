@@ -1,0 +1,172 @@
+// Housekeeping: the retention rules of the spec's section 8 that have a period (decisions.md,
+// "Accounts and retention" and "Housekeeping"). One function per rule. Every rule is idempotent
+// (it deletes what is past its period, so a second run finds nothing) and works in batches of
+// `BATCH_SIZE` rows, each batch its own statement, so one run never holds many locks for long.
+// Time comes from the clock port. Idempotency keys (7 days) are purged by
+// purgeExpiredIdempotencyKeys in src/core/http/idempotency.ts, which the job table already runs.
+
+import { sql, type RawBuilder } from 'kysely';
+import type { PurserEnv } from '../../config.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { Db, DbExecutor } from '../../core/db/database.ts';
+import { withTransaction } from '../../core/db/database.ts';
+
+const DAY_MS = 86_400_000;
+
+/** Rows deleted per statement. */
+export const BATCH_SIZE = 1000;
+/** Expired sign-in nonces are kept this long after their expiry (for diagnosing failed sign-ins). */
+export const SIWE_NONCE_GRACE_MS = 1 * DAY_MS;
+/** Client IP and user agent of sign-ins, key uses and audit facts. */
+export const NETWORK_CONTEXT_RETENTION_MS = 90 * DAY_MS;
+/** Settled (delivered or dead-lettered) webhook outbox rows. */
+export const WEBHOOK_OUTBOX_RETENTION_MS = 14 * DAY_MS;
+/** Development test-fixture accounts, with everything they own. */
+export const TEST_ACCOUNT_RETENTION_MS = 7 * DAY_MS;
+/** Test-fixture accounts deleted per run (each in its own transaction). */
+export const TEST_ACCOUNT_BATCH = 50;
+
+function cutoff(clock: Clock, periodMs: number): Date {
+  return new Date(clock.now().getTime() - periodMs);
+}
+
+/** Runs one batched DELETE … RETURNING 1 until a batch comes back short; returns the rows deleted. */
+async function deleteInBatches(db: Db, batch: () => RawBuilder<{ one: number }>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const result = await batch().execute(db);
+    total += result.rows.length;
+    if (result.rows.length < BATCH_SIZE) return total;
+  }
+}
+
+/** SIWE nonces (valid 10 minutes, single use) whose expiry is more than a day past. */
+export async function purgeExpiredSiweNonces(db: Db, clock: Clock): Promise<number> {
+  const before = cutoff(clock, SIWE_NONCE_GRACE_MS);
+  return deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM siwe_nonces WHERE nonce IN (
+        SELECT nonce FROM siwe_nonces WHERE expires_at < ${before} LIMIT ${BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
+}
+
+/**
+ * Network context older than 90 days: `network_context` rows (beside audit facts, by created_at;
+ * the audit facts themselves stay) and `credential_uses` rows not seen for 90 days.
+ */
+export async function purgeNetworkContext(
+  db: Db,
+  clock: Clock,
+): Promise<{ networkContext: number; credentialUses: number }> {
+  const before = cutoff(clock, NETWORK_CONTEXT_RETENTION_MS);
+  const networkContext = await deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM network_context WHERE audit_id IN (
+        SELECT audit_id FROM network_context WHERE created_at < ${before} LIMIT ${BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
+  const credentialUses = await deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM credential_uses WHERE (credential_id, client_ip, user_agent) IN (
+        SELECT credential_id, client_ip, user_agent FROM credential_uses
+        WHERE last_seen_at < ${before} LIMIT ${BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
+  return { networkContext, credentialUses };
+}
+
+/**
+ * Webhook outbox rows settled (delivered or dead) more than 14 days ago. Pending rows are never
+ * touched, and neither is `webhook_dead_letters`: a dead letter lives in that table apart from
+ * the outbox and stays listed by GET /v1/webhooks/failures until the account is offboarded.
+ */
+export async function purgeWebhookOutbox(db: Db, clock: Clock): Promise<number> {
+  const before = cutoff(clock, WEBHOOK_OUTBOX_RETENTION_MS);
+  return deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM webhook_deliveries WHERE id IN (
+        SELECT id FROM webhook_deliveries
+        WHERE state IN ('delivered', 'dead') AND settled_at < ${before}
+        LIMIT ${BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
+}
+
+/**
+ * Every table holding rows an account owns, in deletion order (children before the rows they
+ * reference; ledger holds before the groups they were posted as). `column` names the owner.
+ * Ledger entries go with their groups (ON DELETE CASCADE). A test checks this list against every
+ * `account_id` column of the schema, so a new table cannot be forgotten.
+ */
+export const ACCOUNT_OWNED_TABLES: ReadonlyArray<{ table: string; column: string }> = [
+  { table: 'network_context', column: 'account_id' },
+  { table: 'credential_uses', column: 'account_id' },
+  { table: 'idempotency_keys', column: 'scope' },
+  { table: 'webhook_deliveries', column: 'account_id' },
+  { table: 'webhook_dead_letters', column: 'account_id' },
+  { table: 'webhook_endpoints', column: 'account_id' },
+  { table: 'events', column: 'account_id' },
+  { table: 'audit_log', column: 'account_id' },
+  { table: 'feature_requests', column: 'account_id' },
+  { table: 'spend_reservations', column: 'account_id' },
+  { table: 'policies', column: 'account_id' },
+  { table: 'delegations', column: 'account_id' },
+  { table: 'ledger_holds', column: 'account_id' },
+  { table: 'ledger_groups', column: 'account_id' },
+  { table: 'prepaid_balances', column: 'account_id' },
+  { table: 'sessions', column: 'account_id' },
+  { table: 'api_keys', column: 'account_id' },
+];
+
+/** Deletes one account and everything it owns, in the caller's transaction (retention mode on). */
+async function deleteAccountAndOwned(tx: DbExecutor, accountId: string): Promise<void> {
+  // The one path through the append-only guards; SET LOCAL ends with the transaction.
+  await sql`SET LOCAL purser.retention = 'on'`.execute(tx);
+  for (const { table, column } of ACCOUNT_OWNED_TABLES) {
+    await sql`DELETE FROM ${sql.table(table)} WHERE ${sql.ref(column)} = ${accountId}`.execute(tx);
+  }
+  await sql`DELETE FROM accounts WHERE id = ${accountId}`.execute(tx);
+}
+
+/**
+ * Development test-fixture accounts created more than 7 days ago, deleted with everything they
+ * own (ledger, events, policies and audit facts included): each account in ONE transaction with
+ * `purser.retention` on, at most `TEST_ACCOUNT_BATCH` accounts per run. Does nothing outside
+ * development (production never sets the flag; this guards it anyway). Returns the ids deleted.
+ */
+export async function purgeTestAccounts(db: Db, clock: Clock, env: PurserEnv): Promise<string[]> {
+  if (env !== 'development') return [];
+  const before = cutoff(clock, TEST_ACCOUNT_RETENTION_MS);
+  const candidates = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('is_test_fixture', '=', true)
+    .where('created_at', '<', before)
+    .orderBy('created_at')
+    .limit(TEST_ACCOUNT_BATCH)
+    .execute();
+  const deleted: string[] = [];
+  for (const { id } of candidates) {
+    const gone = await withTransaction(db, async (tx) => {
+      // Re-read under a row lock: a concurrent sweep may have taken it already.
+      const row = await tx
+        .selectFrom('accounts')
+        .select('id')
+        .where('id', '=', id)
+        .where('is_test_fixture', '=', true)
+        .where('created_at', '<', before)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!row) return false;
+      await deleteAccountAndOwned(tx, id);
+      return true;
+    });
+    if (gone) deleted.push(id);
+  }
+  return deleted;
+}
