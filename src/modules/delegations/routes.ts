@@ -1,8 +1,7 @@
+import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
 import type { Hex } from 'viem';
-import { AppError } from '../../core/errors/app-error.ts';
 import {
   defineRoute,
-  type Principal,
   type ResourceWalletLocator,
   type RouteDefinition,
 } from '../../core/http/route-table.ts';
@@ -33,27 +32,10 @@ import {
   revoke,
   toDelegation,
   verifyEnableSignature,
-  type DelegationActor,
 } from './service.ts';
 import { delegationWallet } from './store.ts';
 
 const TAGS = ['delegations'];
-
-function principalOf(principal: Principal | null): Principal {
-  if (!principal) throw new AppError('UNAUTHORIZED', 'This route needs a bearer credential.');
-  return principal;
-}
-
-function actorOf(ctx: {
-  principal: Principal | null;
-  clientIp: string;
-  userAgent: string | null;
-}): DelegationActor {
-  return {
-    principal: principalOf(ctx.principal),
-    network: { clientIp: ctx.clientIp, userAgent: ctx.userAgent },
-  };
-}
 
 /** The guard's locator for `/v1/delegations/{id}`: the delegation's smart account. */
 const DELEGATION_WALLET: ResourceWalletLocator = {
@@ -137,7 +119,11 @@ export const delegationsRoutes: RouteDefinition[] = [
     wallet: DELEGATION_WALLET,
     schema: { params: IdParams, response: { 200: DelegationSchema } },
     handler: async ({ deps, principal, params }) => {
-      const row = await getDelegationRow(deps.db, principalOf(principal).accountId, params.id);
+      const row = await getDelegationRow(
+        deps.db,
+        requirePrincipal({ principal: principal }).accountId,
+        params.id,
+      );
       return { status: 200, body: toDelegation(row, nowSecsOf(deps.clock)) };
     },
   }),
@@ -155,7 +141,7 @@ export const delegationsRoutes: RouteDefinition[] = [
       const delegations = await listDelegations(
         deps.db,
         deps.clock,
-        principalOf(principal).accountId,
+        requirePrincipal({ principal: principal }).accountId,
         query.account ?? null,
         query.limit ?? DELEGATION_LIST_DEFAULT_LIMIT,
       );

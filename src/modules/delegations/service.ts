@@ -1,3 +1,4 @@
+import type { Actor } from '../../core/http/actor.ts';
 // Delegations: prepare, confirm, read, list, revoke, renew and expire session-key grants. Chain
 // reads happen before the transaction (the routes call them first); the transactional steps take
 // only `tx`. Events and audit facts are written in the same transaction as the state they report.
@@ -7,10 +8,9 @@ import type { Clock } from '../../core/clock.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
 import { withTransaction } from '../../core/db/database.ts';
 import { AppError, invalidRequest, notFound, unavailable } from '../../core/errors/app-error.ts';
-import type { Principal } from '../../core/http/route-table.ts';
 import { newUuid } from '../../core/ids.ts';
 import type { AppDeps } from '../../deps.ts';
-import { recordAudit, type NetworkContext } from '../audit/index.ts';
+import { recordAudit } from '../audit/index.ts';
 import { emitEvent } from '../events/index.ts';
 import { getActivePolicy, noPolicyError } from '../policies/index.ts';
 import { buildTokenRegistry, type TokenRegistry } from '../registry/index.ts';
@@ -39,10 +39,7 @@ import {
 /** Renewal: default duration is the original's, capped at 90 days. */
 export const RENEWAL_MAX_SECS = 90 * 24 * 3600;
 
-export interface DelegationActor {
-  principal: Principal;
-  network: NetworkContext;
-}
+export type DelegationActor = Actor;
 
 /** The Delegation resource of the spec (section 2), with what the owner and enable mode need. */
 export interface Delegation {

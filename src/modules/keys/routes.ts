@@ -1,6 +1,5 @@
-import { AppError } from '../../core/errors/app-error.ts';
-import { defineRoute, type Principal, type RouteDefinition } from '../../core/http/route-table.ts';
-import type { KeyActor } from './service.ts';
+import { actorOf } from '../../core/http/actor.ts';
+import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import {
   CreateKeyBody,
   CreateKeyResponse,
@@ -26,11 +25,6 @@ import {
 const TAGS = ['api keys'];
 /** Responses that carry a token must not be kept by any cache on the way. */
 const NO_STORE = { 'cache-control': 'no-store' };
-
-function actorOf(ctx: { principal: Principal | null; clientIp: string; userAgent: string | null }): KeyActor {
-  if (!ctx.principal) throw new AppError('UNAUTHORIZED', 'This route needs a bearer credential.');
-  return { principal: ctx.principal, network: { clientIp: ctx.clientIp, userAgent: ctx.userAgent } };
-}
 
 export const keysRoutes: RouteDefinition[] = [
   defineRoute({

@@ -1,3 +1,4 @@
+import type { Actor } from '../../core/http/actor.ts';
 // API keys: create, enroll, rotate, revoke and list. Every change writes its event, its audit
 // fact and (for revocation and rotation) the credential-changed notification in the caller's
 // transaction. Tokens exist only in the response of the request that made them.
@@ -7,7 +8,7 @@ import type { DbExecutor } from '../../core/db/database.ts';
 import { AppError, invalidRequest, notFound } from '../../core/errors/app-error.ts';
 import type { Principal, Scope } from '../../core/http/route-table.ts';
 import { newId } from '../../core/ids.ts';
-import { recordAudit, type NetworkContext } from '../audit/index.ts';
+import { recordAudit } from '../audit/index.ts';
 import { effectiveScopes } from '../auth/scopes.ts';
 import { API_KEY_PREFIX, hashToken, newToken } from '../auth/tokens.ts';
 import { emitEvent } from '../events/index.ts';
@@ -50,10 +51,7 @@ export interface KeySpec extends KeyGrant {
 export type CallerGrant = { kind: 'session' } | ({ kind: 'key'; id: string } & KeyGrant);
 
 /** Who makes the change, for created_by, the audit fact and its network context. */
-export interface KeyActor {
-  principal: Principal;
-  network: NetworkContext;
-}
+export type KeyActor = Actor;
 
 export interface IssuedKey {
   row: ApiKeyRow;

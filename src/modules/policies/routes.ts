@@ -1,5 +1,5 @@
-import { AppError } from '../../core/errors/app-error.ts';
-import { defineRoute, type Principal, type RouteDefinition } from '../../core/http/route-table.ts';
+import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
+import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import type { AppDeps } from '../../deps.ts';
 import { buildTokenRegistry, type TokenRegistry } from '../registry/index.ts';
 import { screenAddress } from '../screening/index.ts';
@@ -21,27 +21,10 @@ import {
   POLICY_LIST_DEFAULT_LIMIT,
   preparePolicy,
   putPolicy,
-  type PolicyActor,
 } from './service.ts';
 import { invalidRequest } from '../../core/errors/app-error.ts';
 
 const TAGS = ['policies'];
-
-function principalOf(principal: Principal | null): Principal {
-  if (!principal) throw new AppError('UNAUTHORIZED', 'This route needs a bearer credential.');
-  return principal;
-}
-
-function actorOf(ctx: {
-  principal: Principal | null;
-  clientIp: string;
-  userAgent: string | null;
-}): PolicyActor {
-  return {
-    principal: principalOf(ctx.principal),
-    network: { clientIp: ctx.clientIp, userAgent: ctx.userAgent },
-  };
-}
 
 /** The registry built at start; without one (a test that did not build it), the real addresses. */
 function registryOf(deps: AppDeps): TokenRegistry {
@@ -60,7 +43,7 @@ export const policiesRoutes: RouteDefinition[] = [
     wallet: { in: 'query', field: 'wallet' },
     schema: { querystring: ListPoliciesQuery, response: { 200: ListPoliciesResponse } },
     handler: async ({ deps, principal, query }) => {
-      const { accountId } = principalOf(principal);
+      const { accountId } = requirePrincipal({ principal: principal });
       const policies = await listPolicies(
         deps.db,
         accountId,
@@ -133,7 +116,7 @@ export const policiesRoutes: RouteDefinition[] = [
     idempotent: false,
     schema: { body: CheckBody, response: { 200: CheckResponse } },
     handler: async ({ deps, principal, body, deadline }) => {
-      const { accountId } = principalOf(principal);
+      const { accountId } = requirePrincipal({ principal: principal });
       const registry = registryOf(deps);
       const screen = async (address: `0x${string}`) => {
         const result = await screenAddress(

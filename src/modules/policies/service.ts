@@ -1,12 +1,12 @@
+import type { Actor } from '../../core/http/actor.ts';
 // Policy versions (put, list, active) and the dry-run check. No HTTP here.
 
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { AppError } from '../../core/errors/app-error.ts';
 import { invalidRequest, notFound } from '../../core/errors/app-error.ts';
-import type { Principal } from '../../core/http/route-table.ts';
 import { canonicalJson } from '../../core/canonical-json.ts';
-import { recordAudit, type NetworkContext } from '../audit/index.ts';
+import { recordAudit } from '../audit/index.ts';
 import { emitEvent } from '../events/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
 import {
@@ -24,10 +24,7 @@ import { insertPolicy, latestPolicy, listPolicyRows, lockPolicyHistory, type Pol
 export const POLICY_LIST_DEFAULT_LIMIT = 50;
 export const POLICY_LIST_MAX_LIMIT = 200;
 
-export interface PolicyActor {
-  principal: Principal;
-  network: NetworkContext;
-}
+export type PolicyActor = Actor;
 
 /** The policy record of the spec (section 2). */
 export interface PolicyRecord {

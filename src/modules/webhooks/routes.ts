@@ -1,17 +1,12 @@
+import { requirePrincipal } from '../../core/http/actor.ts';
 import { Type } from 'typebox';
-import { AppError } from '../../core/errors/app-error.ts';
-import { defineRoute, type Principal, type RouteDefinition } from '../../core/http/route-table.ts';
+import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import type { AppDeps } from '../../deps.ts';
 import { ensureSecret, listFailures, setEndpoint, vetDestination, type WebhookSettings } from './service.ts';
 
 const TAGS = ['webhooks'];
 export const FAILURES_DEFAULT_LIMIT = 50;
 export const FAILURES_MAX_LIMIT = 100;
-
-function principalOf(ctx: { principal: Principal | null }): Principal {
-  if (!ctx.principal) throw new AppError('UNAUTHORIZED', 'This route needs a bearer credential.');
-  return ctx.principal;
-}
 
 export function webhookSettings(deps: AppDeps): WebhookSettings {
   return { production: deps.config.env === 'production', sealingKey: deps.config.sealingKey };
@@ -75,7 +70,7 @@ export const webhookRoutes: RouteDefinition[] = [
     wallet: false,
     schema: { body: EndpointBody, response: { 200: EndpointResponse } },
     handler: async (ctx) => {
-      const principal = principalOf(ctx);
+      const principal = requirePrincipal(ctx);
       const settings = webhookSettings(ctx.deps);
       const url = await vetDestination(ctx.body.url, settings);
       return ctx.mutate(async (tx) => {
@@ -95,7 +90,7 @@ export const webhookRoutes: RouteDefinition[] = [
     wallet: false,
     schema: { response: { 200: SecretResponse } },
     handler: async (ctx) => {
-      const principal = principalOf(ctx);
+      const principal = requirePrincipal(ctx);
       const secret = await ensureSecret(
         ctx.deps.db,
         ctx.deps.clock,
@@ -116,7 +111,7 @@ export const webhookRoutes: RouteDefinition[] = [
     wallet: false,
     schema: { querystring: FailuresQuery, response: { 200: FailuresResponse } },
     handler: async (ctx) => {
-      const principal = principalOf(ctx);
+      const principal = requirePrincipal(ctx);
       return {
         status: 200,
         body: await listFailures(
