@@ -2,6 +2,7 @@
 // and the scope-matrix test read it; add a module's routes here.
 
 import type { RouteDefinition } from './core/http/route-table.ts';
+import { accountRoutes } from './modules/account/routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
 import { billingRoutes } from './modules/billing/index.ts';
 import { delegationsRoutes } from './modules/delegations/index.ts';
@@ -27,5 +28,6 @@ export const routeTable: RouteDefinition[] = [
   ...billingRoutes,
   ...delegationsRoutes,
   ...webhooksRoutes,
+  ...accountRoutes,
   ...devRoutes,
 ];
