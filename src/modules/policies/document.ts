@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { Type, type Static, type TOptional, type TProperties } from 'typebox';
 import { canonicalJson } from '../../core/canonical-json.ts';
 import type { TokenRegistry } from '../registry/index.ts';
-import { MAX_USD_MICRO, parseUsd, USD_PATTERN } from './usd.ts';
+import { MAX_USD_MICRO, parseUsd, USD_PATTERN } from '../../core/money.ts';
 
 /** Chains a policy may name: Base (conversions, gas), Base Sepolia (gas only), Polygon (markets). */
 export const POLICY_CHAIN_IDS = [8453, 84532, 137] as const;

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTokenRegistry } from '../registry/index.ts';
 import { fillDefaults, policyHash, type PolicyDocument } from './document.ts';
 import { evaluate, evaluateRules, type PolicyAction, type SpendUsage } from './engine.ts';
-import { formatUsd, parseUsd } from './usd.ts';
+import { formatUsd, parseUsd } from '../../core/money.ts';
 
 const registry = buildTokenRegistry('development');
 const SEED = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);

@@ -3,7 +3,7 @@
 // screening answer), so every spending path and the dry-run check agree rule for rule.
 
 import type { PolicyDocument } from './document.ts';
-import { formatUsd, usdToMicro } from './usd.ts';
+import { formatUsd, usdToMicro } from '../../core/money.ts';
 
 /** The error code a failing rule maps to (decisions.md, "Cap refusals"). */
 export type RefusalCode = 'BUDGET_EXCEEDED' | 'POLICY_VIOLATION' | 'COUNTERPARTY_BLOCKED';

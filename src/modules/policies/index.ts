@@ -35,4 +35,4 @@ export {
   type SpendCapRule,
 } from './reservations.ts';
 export { getActivePolicy, noPolicyError, type ActivePolicy } from './service.ts';
-export { formatUsd, parseUsd, usdToMicro } from './usd.ts';
+export { formatUsd, parseUsd, usdToMicro } from '../../core/money.ts';

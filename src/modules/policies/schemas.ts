@@ -12,7 +12,7 @@ import {
   StablesSection,
 } from './document.ts';
 import { POLICY_LIST_DEFAULT_LIMIT, POLICY_LIST_MAX_LIMIT } from './service.ts';
-import { USD_PATTERN } from './usd.ts';
+import { USD_PATTERN } from '../../core/money.ts';
 
 const WALLET = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 const CHAIN_ID = Type.Enum(POLICY_CHAIN_IDS);

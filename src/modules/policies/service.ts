@@ -18,7 +18,7 @@ import {
 } from './document.ts';
 import { evaluateRules, refusalMessage, type PolicyAction, type RuleVerdict } from './engine.ts';
 import { readSpendUsage } from './reservations.ts';
-import { usdToMicro } from './usd.ts';
+import { usdToMicro } from '../../core/money.ts';
 import { insertPolicy, latestPolicy, listPolicyRows, lockPolicyHistory, type PolicyRow } from './store.ts';
 
 export const POLICY_LIST_DEFAULT_LIMIT = 50;

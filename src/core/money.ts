@@ -1,4 +1,4 @@
-// USD amounts: decimal strings on the wire (at most 6 decimals), integer micro-USD (bigint) inside.
+// USD amounts, for every module: decimal strings on the wire (at most 6 decimals), integer micro-USD (bigint) inside.
 
 /** A USD decimal string: no sign, no exponent, no leading zeros, at most 6 decimals. */
 export const USD_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]{1,6})?$';
