@@ -8,12 +8,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { testConfig } from '../src/config.ts';
+import { systemClock } from '../src/core/clock.ts';
 import { openDatabase } from '../src/core/db/database.ts';
 import { migrate } from '../src/core/db/migrate.ts';
 import { newId } from '../src/core/ids.ts';
 import { hashToken, newToken, SESSION_TOKEN_PREFIX } from '../src/modules/auth/tokens.ts';
+import { creditPrepaid } from '../src/modules/billing/prepaid.ts';
+import { setAccountPrepaidCap } from '../src/modules/billing/settings.ts';
 import { runReserveHarness, type HarnessResult } from './reserve-harness.ts';
 import {
   REPO_ROOT,
@@ -36,8 +40,17 @@ interface Scenario {
   session?: true;
   /** Sends a read-scoped API key made through POST /v1/keys with that session. */
   apiKey?: true;
+  /**
+   * Fee-debiting load: each request carries the session of one of the seeded prepaid accounts,
+   * round-robin over `many` accounts or all on the `one` hot account.
+   */
+  feeAccounts?: 'many' | 'one';
 }
 
+const FEEDBACK_BODY = {
+  title: 'Benchmark feature request',
+  body: 'A request body long enough to pass validation, sent by the benchmark.',
+};
 const SCREENED_ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';
 const RUN_ID = randomBytes(4).toString('hex');
 /** The wallet whose policy the checks scenario evaluates. */
@@ -82,9 +95,25 @@ const SCENARIOS: Scenario[] = [
     },
     session: true,
   },
+  {
+    name: 'POST /v1/feedback, 1 USD prepaid fee, spread over many accounts',
+    method: 'POST',
+    path: '/v1/feedback',
+    body: FEEDBACK_BODY,
+    feeAccounts: 'many',
+  },
+  {
+    name: 'POST /v1/feedback, 1 USD prepaid fee, all on one account',
+    method: 'POST',
+    path: '/v1/feedback',
+    body: FEEDBACK_BODY,
+    feeAccounts: 'one',
+  },
 ];
 
 const RATE_LIMIT = 10_000_000;
+/** Prepaid accounts of the spread fee scenario. */
+const FEE_ACCOUNTS = positiveInt('BENCH_FEE_ACCOUNTS', 200);
 
 function positiveInt(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -219,6 +248,106 @@ async function seedSession(database: Database): Promise<string> {
   }
 }
 
+interface FeeAccounts {
+  many: string[];
+  one: string[];
+  accountIds: string[];
+}
+
+/**
+ * The prepaid accounts of the fee scenarios, seeded like seedSession: `count` accounts with 100,000
+ * USD each, and one hot account whose prepaid cap an operator raised to 10,000,000 USD, holding
+ * that much. Credits go through the ledger's own booking (creditPrepaid), as a top-up's would.
+ */
+async function seedFeeAccounts(database: Database, count: number): Promise<FeeAccounts> {
+  const handle = await openDatabase(benchConfig(database));
+  try {
+    const now = new Date();
+    const many: string[] = [];
+    const accountIds: string[] = [];
+    let hot = '';
+    for (let i = 0; i <= count; i += 1) {
+      const accountId = newId('acc');
+      accountIds.push(accountId);
+      const token = newToken(SESSION_TOKEN_PREFIX);
+      const amount = i === count ? 10_000_000n * 1_000_000n : 100_000n * 1_000_000n;
+      await handle.db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('accounts')
+          .values({
+            id: accountId,
+            address: `0x${randomBytes(20).toString('hex')}`,
+            is_test_fixture: true,
+            created_at: now,
+            offboarded_at: null,
+          })
+          .execute();
+        await tx
+          .insertInto('sessions')
+          .values({
+            id: newId('ses'),
+            account_id: accountId,
+            token_hash: hashToken(token),
+            created_at: now,
+            expires_at: new Date(now.getTime() + 3_600_000),
+            revoked_at: null,
+          })
+          .execute();
+        if (i === count) await setAccountPrepaidCap(tx, accountId, amount, 'bench', now);
+        const credit = await creditPrepaid(tx, systemClock, {
+          accountId,
+          amountMicroUsd: amount,
+          settlementId: `bench:${RUN_ID}:${accountId}`,
+        });
+        if (!credit.ok) throw new Error('seeding a prepaid balance failed');
+      });
+      if (i === count) hot = token;
+      else many.push(token);
+    }
+    return { many, one: [hot], accountIds };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * After the load: every 2xx of the fee scenarios must be exactly one 1 USD fee group, and every
+ * balance row must equal minus the sum of its account's prepaid entries.
+ */
+async function checkFeeBooks(
+  database: Database,
+): Promise<{ feeGroups: number; featureRequests: number; balanceMismatches: number }> {
+  const handle = await openDatabase(benchConfig(database));
+  try {
+    const fees = await sql<{ n: string; requests: string }>`
+      SELECT count(*)::text AS n, (SELECT count(*) FROM feature_requests)::text AS requests
+        FROM ledger_groups WHERE kind = 'fee.feedback'`.execute(handle.db);
+    const mismatches = await sql<{ n: string }>`
+      SELECT count(*)::text AS n FROM prepaid_balances b
+       WHERE b.balance_micro <> -(SELECT coalesce(sum(e.amount), 0) FROM ledger_entries e
+                                   WHERE e.ledger_account = 'account:' || b.account_id || ':prepaid')`.execute(
+      handle.db,
+    );
+    return {
+      feeGroups: Number(fees.rows[0]?.n ?? 0),
+      featureRequests: Number(fees.rows[0]?.requests ?? 0),
+      balanceMismatches: Number(mismatches.rows[0]?.n ?? 0),
+    };
+  } finally {
+    await handle.close();
+  }
+}
+
+function benchConfig(database: Database) {
+  return testConfig(
+    database.kind === 'postgres'
+      ? { databaseUrl: database.env['DATABASE_URL'] ?? null }
+      : { databaseUrl: null, dataDir: database.env['PURSER_DATA_DIR'] ?? '' },
+  );
+}
+
+let feeAccounts: FeeAccounts | null = null;
+
 /** Publishes the policy the checks scenario evaluates, through the route. */
 async function publishBenchPolicy(service: ServiceProcess, token: string): Promise<void> {
   const policy = await http(`${service.url}/v1/policies`, {
@@ -271,6 +400,12 @@ async function runScenario(service: ServiceProcess, scenario: Scenario): Promise
     }
     headers['authorization'] = `Bearer ${apiKeyToken}`;
   }
+  const rotation = scenario.feeAccounts ? (feeAccounts?.[scenario.feeAccounts] ?? []) : [];
+  if (scenario.feeAccounts) {
+    if (rotation.length === 0) return skipped(scenario, 'no prepaid bench accounts were seeded');
+    headers['authorization'] = `Bearer ${rotation[0]}`;
+  }
+  let turn = 0;
   const send = () =>
     http(url, {
       method: scenario.method,
@@ -299,6 +434,19 @@ async function runScenario(service: ServiceProcess, scenario: Scenario): Promise
     warmup: { connections: CONNECTIONS, duration: WARMUP_S },
     timeout: 10,
     title: scenario.name,
+    ...(rotation.length > 1
+      ? {
+          requests: [
+            {
+              setupRequest: (req: { headers?: Record<string, string> }) => {
+                turn = (turn + 1) % rotation.length;
+                req.headers = { ...req.headers, authorization: `Bearer ${rotation[turn]}` };
+                return req;
+              },
+            },
+          ],
+        }
+      : {}),
   });
   const result: Result = await current;
   current = null;
@@ -480,6 +628,13 @@ function markdown(report: Report): string {
       ),
     );
   }
+  if (report.fees) {
+    lines.push(
+      '',
+      `Fee books after the load: ${fmt(report.fees.feeGroups)} fee groups of 1 USD, ${fmt(report.fees.featureRequests)} ` +
+        `feature requests, ${report.fees.balanceMismatches} balance rows differing from their entries.`,
+    );
+  }
   const notes = report.scenarios.flatMap((s) => [
     ...s.problems.map((p) => `- **${s.name}: BROKEN**: ${p}`),
     ...s.warnings.map((w) => `- ${s.name}: ${w}`),
@@ -501,6 +656,8 @@ interface Report {
   scenarios: ScenarioResult[];
   /** The bench-only reserving path (no HTTP): see bench/reserve-harness.ts. */
   harness: HarnessResult[];
+  /** The fee scenarios' books, checked after the load (see checkFeeBooks). */
+  fees: { feeGroups: number; featureRequests: number; balanceMismatches: number } | null;
   serviceExit: string | null;
 }
 
@@ -519,12 +676,14 @@ async function main(): Promise<number> {
   let startupMs = 0;
   let serviceExit: string | null = null;
   let harness: HarnessResult[] = [];
+  let fees: Awaited<ReturnType<typeof checkFeeBooks>> | null = null;
   try {
     console.log(`Database: ${database.description}`);
     console.log(
       `Rate limit raised to ${RATE_LIMIT} per minute (RATE_LIMIT_PUBLIC_PER_MINUTE) so it does not cap the benchmark.`,
     );
     sessionToken = await seedSession(database);
+    feeAccounts = await seedFeeAccounts(database, FEE_ACCOUNTS);
     const spawned = performance.now();
     service = await startServiceProcess({
       env: { ...database.env, LOG_LEVEL: 'warn', RATE_LIMIT_PUBLIC_PER_MINUTE: String(RATE_LIMIT) },
@@ -533,7 +692,8 @@ async function main(): Promise<number> {
     startupMs = performance.now() - spawned;
     console.log(`Service ready at ${service.url} after ${(startupMs / 1000).toFixed(1)} s.`);
 
-    for (const scenario of SCENARIOS) {
+    const only = process.env.BENCH_ONLY;
+    for (const scenario of SCENARIOS.filter((s) => !only || s.name.includes(only))) {
       if (interrupted) break;
       console.log(
         `Running ${scenario.name}: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s ...`,
@@ -554,9 +714,24 @@ async function main(): Promise<number> {
         serviceExit = `${describeExit(stopped)} on SIGTERM; last output:\n${service.tail(10)}`;
       }
     }
+    try {
+      if (scenarios.some((s) => s.path === '/v1/feedback' && s.requests > 0)) {
+        fees = await checkFeeBooks(database);
+        const paid = scenarios.filter((s) => s.path === '/v1/feedback').reduce((n, s) => n + s.status2xx, 0);
+        console.log(
+          `Fee books: ${fees.feeGroups} fee groups, ${fees.featureRequests} feature requests, ` +
+            `${paid} 2xx measured (plus warm-up), ${fees.balanceMismatches} balance rows off their entries`,
+        );
+        if (fees.feeGroups !== fees.featureRequests || fees.feeGroups < paid || fees.balanceMismatches > 0) {
+          serviceExit = `the fee books do not add up: ${JSON.stringify(fees)}; ${paid} paid answers`;
+        }
+      }
+    } catch (err) {
+      console.error(`checking the fee books failed: ${String(err)}`);
+    }
     // After the service stopped: the harness measures the database alone, not a shared CPU.
     try {
-      if (!interrupted) {
+      if (!interrupted && !process.env.BENCH_ONLY) {
         console.log(`Running the reserving harness (bench/reserve-harness.ts): ${CONNECTIONS} in flight ...`);
         harness = await runReserveHarness({
           databaseUrl: database.kind === 'postgres' ? (database.env['DATABASE_URL'] ?? null) : null,
@@ -586,6 +761,7 @@ async function main(): Promise<number> {
     machine,
     scenarios,
     harness,
+    fees,
     serviceExit,
   };
   const dir = join(REPO_ROOT, 'bench', 'results');

@@ -1,5 +1,8 @@
 // The only reader of process.env. Parsed once at start; every problem is reported in one message.
 
+import { tmpdir } from 'node:os';
+import { parseUsd, usdToMicro } from './core/money.ts';
+
 export type PurserEnv = 'development' | 'production';
 
 export interface Config {
@@ -41,6 +44,12 @@ export interface Config {
     chainIds: number[];
     /** First port of the anvil instances; chain i listens on basePort + i. 0 picks free ports. */
     basePort: number;
+    /**
+     * Development only (`DEVNET_TOKEN_ADDRESSES`, JSON `{"8453": {"USDC": "0x…"}}`): the token
+     * addresses of a devnet this process did not start (RPC_URL_<chain> points at it), for the
+     * token registry. Null: the devnet's own (DEVNET=true) or the real addresses.
+     */
+    tokenAddresses: Record<number, Record<string, `0x${string}`>> | null;
   };
   screening: {
     /** Where `purser screening sync` downloads the SDN XML from. */
@@ -58,6 +67,14 @@ export interface Config {
    * until a price reference is wired in; deliberately high, so the check errs on the strict side.
    */
   nativeUsdReference: string;
+  /** On-chain payments to the platform: top-ups, x402 fees, auto-top-up arrows (USDC, EIP-3009). */
+  payments: PaymentsConfig;
+  /** Caps on prepaid money (operators can change both at run time; these are the defaults). */
+  prepaid: { accountCapMicro: bigint; floatCapMicro: bigint };
+  /** The fee schedule (docs/fees.md) and whether metering is enforced. */
+  fees: FeeSchedule;
+  /** Where statement exports are stored (docs/statements.md). */
+  statements: StatementsConfig;
   jobs: {
     /** Whether `serve` also runs the workers. */
     runWorkers: boolean;
@@ -65,6 +82,59 @@ export interface Config {
     concurrency: number;
   };
 }
+
+export interface StatementsConfig {
+  /** Directory of the filesystem store (`STATEMENTS_DIR`, default `<PURSER_DATA_DIR>/statements`). */
+  dir: string;
+  /** An S3-compatible bucket that holds the exports instead; null: the filesystem store. */
+  s3: StatementsS3Config | null;
+}
+
+export interface StatementsS3Config {
+  /** `http(s)://host[:port]` of the S3 API; requests are path-style (`<endpoint>/<bucket>/<key>`). */
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  /** Never logged, never returned. */
+  secretAccessKey: string;
+}
+
+export interface PaymentsConfig {
+  /** The chain whose USDC pays the platform (x402 `network`); 8453 (Base) by default. */
+  chainId: number;
+  /** The platform treasury: the payee of every authorization. Null: payments unconfigured (503). */
+  treasury: `0x${string}` | null;
+  /** Key of the relayer that submits `transferWithAuthorization` and pays its gas. Null: unconfigured. */
+  relayerPrivateKey: `0x${string}` | null;
+  /** How long a request waits for the settlement receipt before answering 202 pending. */
+  confirmTimeoutMs: number;
+  /** A settlement left unfinished this long is the reconciler's (a crashed or timed-out request). */
+  reconcileAfterSeconds: number;
+  /** An authorization must stay valid at least this long after it reaches the service. */
+  minValiditySeconds: number;
+  /**
+   * Development only, for the crash test: the process kills itself (SIGKILL) right after a
+   * settlement transaction is broadcast and before its hash is recorded.
+   */
+  crashAfterBroadcast: boolean;
+}
+
+export interface FeeSchedule {
+  /** Whether fees are debited (operators can switch it at run time; this is the default). */
+  meteringEnforced: boolean;
+  conversionIntentMicro: bigint;
+  pmOrderBaseMicro: bigint;
+  pmOrderBps: number;
+  /** The spec fixes it: 1 USD per feature request. */
+  feedbackMicro: bigint;
+}
+
+/** Anvil's default account #3: the development relayer of payment settlements. */
+export const DEVNET_RELAYER_PRIVATE_KEY =
+  '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6';
+/** Anvil's default account #4: the development platform treasury. */
+export const DEVNET_TREASURY_ADDRESS = '0x15d34aaf54267db7d7c367839aaf71a00a2c6a65';
 
 /** Addresses of the permission modules on one chain (lowercase hex). */
 export interface KernelModuleAddresses {
@@ -94,7 +164,8 @@ export class ConfigError extends Error {
   }
 }
 
-const SUPPORTED_CHAINS = [8453, 84532, 137];
+/** The chains Purser serves; a wallet's statement covers its ledger accounts on each. */
+export const SUPPORTED_CHAINS: readonly number[] = [8453, 84532, 137];
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
@@ -164,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const devnetEnabled = production ? false : bool('DEVNET', true);
+  const devnetTokenAddresses = parseDevnetTokenAddresses(str('DEVNET_TOKEN_ADDRESSES'), production, problems);
 
   if (production) {
     const missing: string[] = [];
@@ -212,6 +284,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('NATIVE_USD_REFERENCE must be a decimal USD amount');
   }
 
+  const hexKey = (name: string, fallback: `0x${string}` | null): `0x${string}` | null => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    if (!/^0x[0-9a-fA-F]{64}$/.test(raw)) {
+      problems.push(`${name} must be a private key (0x followed by 64 hex characters)`);
+      return fallback;
+    }
+    return raw as `0x${string}`;
+  };
+  const usd = (name: string, fallback: string): bigint => {
+    const raw = str(name) ?? fallback;
+    const micro = parseUsd(raw);
+    if (micro === null) {
+      problems.push(`${name} must be a USD amount such as 12.5 (got "${raw}")`);
+      return usdToMicro(fallback);
+    }
+    return micro;
+  };
+  const paymentsChainId = int('PAYMENTS_CHAIN_ID', 8453, 1, 2 ** 31);
+  if (!SUPPORTED_CHAINS.includes(paymentsChainId)) {
+    problems.push(`PAYMENTS_CHAIN_ID must be one of ${SUPPORTED_CHAINS.join(', ')}`);
+  }
+  const treasury =
+    str('PURSER_TREASURY_ADDRESS')?.toLowerCase() ?? (production ? null : DEVNET_TREASURY_ADDRESS);
+  if (treasury !== null && !/^0x[0-9a-f]{40}$/.test(treasury)) {
+    problems.push('PURSER_TREASURY_ADDRESS must be an address (0x followed by 40 hex characters)');
+  }
+
   const config: Config = {
     env: purserEnv,
     host,
@@ -235,6 +335,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: devnetEnabled,
       chainIds: devnetChainIds.filter((c) => SUPPORTED_CHAINS.includes(c)),
       basePort: int('DEVNET_BASE_PORT', 8545, 0, 65535),
+      tokenAddresses: devnetTokenAddresses,
     },
     screening: {
       sdnUrl:
@@ -246,6 +347,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       modules: kernelModules,
     },
     nativeUsdReference,
+    payments: {
+      chainId: paymentsChainId,
+      treasury: treasury as `0x${string}` | null,
+      relayerPrivateKey: hexKey('PURSER_RELAYER_PRIVATE_KEY', production ? null : DEVNET_RELAYER_PRIVATE_KEY),
+      confirmTimeoutMs: int('PAYMENTS_CONFIRM_TIMEOUT_MS', 8_000, 100, 120_000),
+      reconcileAfterSeconds: int('PAYMENTS_RECONCILE_AFTER_SECONDS', 30, 1, 86_400),
+      minValiditySeconds: int('PAYMENTS_MIN_VALIDITY_SECONDS', 30, 1, 3_600),
+      crashAfterBroadcast: !production && bool('PURSER_FAULT_CRASH_AFTER_BROADCAST', false),
+    },
+    prepaid: {
+      accountCapMicro: usd('PREPAID_ACCOUNT_CAP_USD', '1000'),
+      floatCapMicro: usd('PREPAID_FLOAT_CAP_USD', '1000000'),
+    },
+    fees: {
+      meteringEnforced: bool('METERING_ENFORCED', true),
+      conversionIntentMicro: usd('FEE_CONVERSION_INTENT_USD', '0.05'),
+      pmOrderBaseMicro: usd('FEE_PM_ORDER_BASE_USD', '0.02'),
+      pmOrderBps: int('FEE_PM_ORDER_BPS', 10, 0, 10_000),
+      feedbackMicro: 1_000_000n,
+    },
+    statements: {
+      dir: str('STATEMENTS_DIR') ?? `${(str('PURSER_DATA_DIR') ?? '.purser').replace(/\/+$/, '')}/statements`,
+      s3: parseStatementsS3(str, problems),
+    },
     jobs: {
       runWorkers: bool('RUN_WORKERS', true),
       pollIntervalMs: int('JOBS_POLL_INTERVAL_MS', 1000, 10, 60_000),
@@ -254,6 +379,91 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+const S3_SETTINGS = [
+  'STATEMENTS_S3_ENDPOINT',
+  'STATEMENTS_S3_BUCKET',
+  'STATEMENTS_S3_ACCESS_KEY_ID',
+  'STATEMENTS_S3_SECRET_ACCESS_KEY',
+] as const;
+
+/** The statements bucket: all four settings or none (the region defaults to us-east-1). */
+function parseStatementsS3(
+  str: (name: string) => string | undefined,
+  problems: string[],
+): StatementsS3Config | null {
+  const present = S3_SETTINGS.filter((name) => str(name) !== undefined);
+  if (present.length === 0) {
+    if (str('STATEMENTS_S3_REGION') !== undefined) problems.push('STATEMENTS_S3_REGION needs a bucket');
+    return null;
+  }
+  if (present.length < S3_SETTINGS.length) {
+    const missing = S3_SETTINGS.filter((name) => str(name) === undefined);
+    problems.push(`a statements bucket needs ${missing.join(', ')} as well`);
+    return null;
+  }
+  const endpoint = (str('STATEMENTS_S3_ENDPOINT') ?? '').replace(/\/+$/, '');
+  const bucket = str('STATEMENTS_S3_BUCKET') ?? '';
+  const region = str('STATEMENTS_S3_REGION') ?? 'us-east-1';
+  let endpointOk = false;
+  try {
+    const url = new URL(endpoint);
+    endpointOk = (url.protocol === 'http:' || url.protocol === 'https:') && !url.search && !url.hash;
+  } catch {
+    endpointOk = false;
+  }
+  if (!endpointOk) problems.push('STATEMENTS_S3_ENDPOINT must be an http(s) URL without a query');
+  // S3 bucket naming rules: 3 to 63 lowercase letters, digits, dots and hyphens.
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    problems.push('STATEMENTS_S3_BUCKET must be a bucket name (3 to 63 lowercase letters, digits, . and -)');
+  }
+  if (!/^[a-z0-9-]{1,32}$/.test(region)) problems.push('STATEMENTS_S3_REGION must be a region name');
+  return {
+    endpoint,
+    bucket,
+    region,
+    accessKeyId: str('STATEMENTS_S3_ACCESS_KEY_ID') ?? '',
+    secretAccessKey: str('STATEMENTS_S3_SECRET_ACCESS_KEY') ?? '',
+  };
+}
+
+/** `{"<chain id>": {"<symbol>": "0x<address>"}}`, development only (see Config.devnet.tokenAddresses). */
+function parseDevnetTokenAddresses(
+  raw: string | undefined,
+  production: boolean,
+  problems: string[],
+): Record<number, Record<string, `0x${string}`>> | null {
+  if (raw === undefined) return null;
+  if (production) {
+    problems.push('DEVNET_TOKEN_ADDRESSES is refused in production: the registry lists real addresses only');
+    return null;
+  }
+  const fail = () => {
+    problems.push(
+      'DEVNET_TOKEN_ADDRESSES must be a JSON object of chain id → {symbol: address}, e.g. {"8453":{"USDC":"0x…"}}',
+    );
+    return null;
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return fail();
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return fail();
+  const out: Record<number, Record<string, `0x${string}`>> = {};
+  for (const [chain, tokens] of Object.entries(parsed as Record<string, unknown>)) {
+    if (!SUPPORTED_CHAINS.includes(Number(chain)) || typeof tokens !== 'object' || tokens === null)
+      return fail();
+    const byToken: Record<string, `0x${string}`> = {};
+    for (const [symbol, address] of Object.entries(tokens as Record<string, unknown>)) {
+      if (typeof address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(address)) return fail();
+      byToken[symbol] = address as `0x${string}`;
+    }
+    out[Number(chain)] = byToken;
+  }
+  return out;
 }
 
 function parseTrustProxy(raw: string | undefined, problems: string[]): boolean | number | string[] {
@@ -281,6 +491,12 @@ function isKey32(value: string): boolean {
 
 /** A development config for tests: embedded database, no devnet, quiet logs. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  const base = loadConfig({ PURSER_ENV: 'development', DEVNET: 'false', LOG_LEVEL: 'silent' });
+  const base = loadConfig({
+    PURSER_ENV: 'development',
+    DEVNET: 'false',
+    LOG_LEVEL: 'silent',
+    // Tests never write statement exports into the working copy (createTestApp uses its own directory).
+    STATEMENTS_DIR: `${tmpdir()}/purser-test-statements`,
+  });
   return { ...base, ...overrides };
 }

@@ -3,6 +3,7 @@
 
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { ChainPort } from './adapters/chain/port.ts';
+import type { ObjectStore } from './adapters/object-store/port.ts';
 import type { Config } from './config.ts';
 import type { Clock } from './core/clock.ts';
 import type { Db } from './core/db/database.ts';
@@ -36,4 +37,6 @@ export interface AppDeps {
   devnet?: DevnetInfo;
   /** Screening providers consulted beside the stored OFAC SDN list (none by default). */
   screeningProviders?: ScreeningProvider[];
+  /** Where statement exports are stored (a directory or an S3 bucket); absent: statements answer 503. */
+  objectStore?: ObjectStore;
 }

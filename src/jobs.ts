@@ -4,7 +4,9 @@
 import type { JobHandler, JobSchedule } from './core/jobs/index.ts';
 import { purgeExpiredIdempotencyKeys } from './core/http/idempotency.ts';
 import type { AppDeps } from './deps.ts';
+import { expireArrows, FIRE_JOB, fireAutoTopup, syncSettlingArrows } from './modules/billing/auto-topup.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
+import { purgePaymentChallenges } from './modules/feedback/index.ts';
 import {
   purgeExpiredSiweNonces,
   purgeNetworkContext,
@@ -12,7 +14,9 @@ import {
   purgeWebhookOutbox,
 } from './modules/housekeeping/index.ts';
 import { expireHolds } from './modules/ledger/index.ts';
+import { reconcileStaleSettlements } from './modules/payments/index.ts';
 import { expireReservations } from './modules/policies/index.ts';
+import { settlementEffects } from './settlement-effects.ts';
 
 export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
   return {
@@ -34,6 +38,11 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
       const deleted = await purgeWebhookOutbox(deps.db, deps.clock);
       if (deleted > 0) deps.log.info({ deleted }, 'settled webhook outbox rows deleted');
     },
+    // x402 challenges of POST /v1/feedback: unused ones after 1 day, used ones 7 days after use.
+    'housekeeping.payment_challenges': async () => {
+      const deleted = await purgePaymentChallenges(deps.db, deps.clock);
+      if (deleted.unused + deleted.used > 0) deps.log.info(deleted, 'expired payment challenges deleted');
+    },
     'housekeeping.test_accounts': async () => {
       const deleted = await purgeTestAccounts(deps.db, deps.clock, deps.config.env);
       if (deleted.length > 0) deps.log.info({ deleted }, 'development test accounts deleted');
@@ -53,6 +62,30 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
       const expired = await expireDelegations(deps.db, deps.clock);
       if (expired > 0) deps.log.info({ expired }, 'delegations expired');
     },
+    // Payments a request left unfinished (crash, timeout): finished from chain truth.
+    'payments.reconcile': async () => {
+      if (!deps.chain) return;
+      const done = await reconcileStaleSettlements(deps, settlementEffects());
+      if (done.settled + done.failed > 0) deps.log.info(done, 'payment settlements reconciled');
+    },
+    // Enqueued by the prepaid_balances trigger (migration 0013) when a debit crosses the threshold.
+    [FIRE_JOB]: async (job) => {
+      const accountId = (job.payload as { account_id?: unknown } | null)?.account_id;
+      if (!deps.chain || typeof accountId !== 'string') return;
+      const fired = await fireAutoTopup(deps, settlementEffects(), accountId);
+      if (fired.state !== 'idle' || fired.failed > 0)
+        deps.log.info({ account: accountId, ...fired }, 'auto-top-up');
+    },
+    // Arrows whose settlement the reconciler failed: failed too, and the next arrow gets its turn.
+    'auto_topup.sync': async () => {
+      if (!deps.chain) return;
+      const failed = await syncSettlingArrows(deps);
+      if (failed > 0) deps.log.info({ failed }, 'auto-top-up arrows failed after reconciliation');
+    },
+    'auto_topup.expire': async () => {
+      const expired = await expireArrows(deps.db, deps.clock);
+      if (expired > 0) deps.log.info({ expired }, 'auto-top-up arrows expired');
+    },
   };
 }
 
@@ -62,7 +95,15 @@ export const jobSchedules: JobSchedule[] = [
   { name: 'housekeeping.network_context', everySeconds: 3600, jobName: 'housekeeping.network_context' },
   { name: 'housekeeping.webhook_outbox', everySeconds: 3600, jobName: 'housekeeping.webhook_outbox' },
   { name: 'housekeeping.test_accounts', everySeconds: 3600, jobName: 'housekeeping.test_accounts' },
+  {
+    name: 'housekeeping.payment_challenges',
+    everySeconds: 3600,
+    jobName: 'housekeeping.payment_challenges',
+  },
   { name: 'reservations.expire', everySeconds: 60, jobName: 'reservations.expire' },
   { name: 'delegations.expire', everySeconds: 60, jobName: 'delegations.expire' },
   { name: 'ledger.expire_holds', everySeconds: 60, jobName: 'ledger.expire_holds' },
+  { name: 'payments.reconcile', everySeconds: 10, jobName: 'payments.reconcile' },
+  { name: 'auto_topup.sync', everySeconds: 60, jobName: 'auto_topup.sync' },
+  { name: 'auto_topup.expire', everySeconds: 60, jobName: 'auto_topup.expire' },
 ];

@@ -11,11 +11,12 @@ Commands:
   worker           run the workers only
   migrate          apply pending database migrations and exit
   screening sync   download the OFAC SDN list and store its digital-currency addresses
+  ops …            operator controls: metering switch, prepaid caps (purser ops help)
 
 Configuration comes from the environment; see README.md.`;
 
 async function main(argv: string[]): Promise<number> {
-  const [command = 'serve', sub] = argv;
+  const [command = 'serve', sub, ...rest] = argv;
   if (command === 'help' || command === '--help' || command === '-h') {
     console.log(USAGE);
     return 0;
@@ -52,6 +53,14 @@ async function main(argv: string[]): Promise<number> {
       if (sub !== 'sync') break;
       const { runScreeningSync } = await import('./cli/screening-sync.ts');
       return runScreeningSync(config, log);
+    }
+    case 'ops': {
+      const { runOps, OPS_USAGE } = await import('./cli/ops.ts');
+      if (sub === undefined || sub === 'help') {
+        console.log(OPS_USAGE);
+        return sub === undefined ? 64 : 0;
+      }
+      return runOps(config, log, [sub, ...rest]);
     }
     default:
       break;

@@ -4,6 +4,7 @@
 import type { RouteDefinition } from './core/http/route-table.ts';
 import { accountRoutes } from './modules/account/routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
+import { autoTopupRoutes } from './modules/billing/auto-topup-routes.ts';
 import { billingRoutes } from './modules/billing/index.ts';
 import { delegationsRoutes } from './modules/delegations/index.ts';
 import { devRoutes } from './modules/dev/routes.ts';
@@ -11,9 +12,11 @@ import { docsRoutes } from './modules/docs/routes.ts';
 import { feedbackRoutes } from './modules/feedback/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { keysRoutes } from './modules/keys/routes.ts';
+import { opsRoutes } from './modules/ops/routes.ts';
 import { policiesRoutes } from './modules/policies/routes.ts';
 import { registryRoutes } from './modules/registry/routes.ts';
 import { screeningRoutes } from './modules/screening/routes.ts';
+import { statementsRoutes } from './modules/statements/index.ts';
 import { webhooksRoutes } from './modules/webhooks/index.ts';
 
 export const routeTable: RouteDefinition[] = [
@@ -26,8 +29,11 @@ export const routeTable: RouteDefinition[] = [
   ...keysRoutes,
   ...policiesRoutes,
   ...billingRoutes,
+  ...autoTopupRoutes,
   ...delegationsRoutes,
   ...webhooksRoutes,
+  ...statementsRoutes,
   ...accountRoutes,
+  ...opsRoutes,
   ...devRoutes,
 ];

@@ -2,6 +2,7 @@
 
 import type { Logger } from 'pino';
 import { createViemChainPort } from './adapters/chain/viem.ts';
+import { createObjectStore } from './adapters/object-store/index.ts';
 import { buildApp, type App } from './app.ts';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './core/clock.ts';
@@ -97,8 +98,19 @@ export async function startService(
       log,
       authenticator: createAuthenticator({ db: handle.db, clock, config, log, cache: credentials.cache }),
       credentialCache: credentials.cache,
-      chain: createViemChainPort({ rpcUrls }),
-      tokenRegistry: buildTokenRegistry(config.env, devnet ? devnetTokenAddresses(devnet) : undefined),
+      chain: createViemChainPort({
+        rpcUrls,
+        // The relayer signs the settlement transactions of payments (EIP-3009) and pays their gas.
+        ...(config.payments.relayerPrivateKey
+          ? { executorPrivateKey: config.payments.relayerPrivateKey }
+          : {}),
+      }),
+      tokenRegistry: buildTokenRegistry(
+        config.env,
+        devnet ? devnetTokenAddresses(devnet) : (config.devnet.tokenAddresses ?? undefined),
+      ),
+      // Signing time for a bucket is real time (S3 refuses skewed signatures), not the service clock.
+      objectStore: createObjectStore(config.statements),
       ...(devnet ? { devnet } : {}),
     };
 

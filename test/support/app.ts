@@ -2,6 +2,10 @@
 // `extraRoutes` go through the same layers as the real table (guard, idempotency, time budget,
 // error renderer).
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFilesystemObjectStore } from '../../src/adapters/object-store/filesystem.ts';
 import { buildApp, type App } from '../../src/app.ts';
 import { testConfig, type Config } from '../../src/config.ts';
 import { systemClock, type Clock } from '../../src/core/clock.ts';
@@ -36,8 +40,20 @@ export async function createTestApp(options: CreateTestAppOptions = {}): Promise
   const database = await createTestDatabase(
     options.poolSize === undefined ? {} : { poolSize: options.poolSize },
   );
+  // Statement exports of this app go to a directory of its own, removed on close.
+  const statementsDir = mkdtempSync(join(tmpdir(), 'purser-statements-'));
+  const dropAll = async () => {
+    try {
+      await database.drop();
+    } finally {
+      rmSync(statementsDir, { recursive: true, force: true });
+    }
+  };
   try {
-    const config = testConfig(options.config ?? {});
+    const config = testConfig({
+      ...options.config,
+      statements: options.config?.statements ?? { dir: statementsDir, s3: null },
+    });
     const clock = options.clock ?? systemClock;
     const log = createLogger('silent');
     // The same credential cache as production, so revocation tests prove the invalidation path.
@@ -56,6 +72,7 @@ export async function createTestApp(options: CreateTestAppOptions = {}): Promise
         cache: credentials.cache,
       }),
       credentialCache: credentials.cache,
+      objectStore: createFilesystemObjectStore({ root: config.statements.dir }),
       ...options.deps,
     };
     const app = await buildApp(deps, { extraRoutes: options.extraRoutes ?? [] });
@@ -72,12 +89,12 @@ export async function createTestApp(options: CreateTestAppOptions = {}): Promise
           await app.fastify.close();
           await credentials.stop();
         } finally {
-          await database.drop();
+          await dropAll();
         }
       },
     };
   } catch (err) {
-    await database.drop();
+    await dropAll();
     throw err;
   }
 }

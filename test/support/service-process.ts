@@ -49,7 +49,11 @@ export interface StartServiceOptions {
 export function serviceEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (/^(PURSER_|DATABASE_|RPC_URL_|DEVNET|JOBS_|RATE_LIMIT_|REQUEST_BUDGET|BODY_LIMIT|SDN_)/.test(name))
+    if (
+      /^(PURSER_|DATABASE_|RPC_URL_|DEVNET|JOBS_|RATE_LIMIT_|REQUEST_BUDGET|BODY_LIMIT|SDN_|PAYMENTS_|PREPAID_|METERING_|FEE_|STATEMENTS_)/.test(
+        name,
+      )
+    )
       continue;
     if (['HOST', 'PORT', 'LOG_LEVEL', 'RUN_WORKERS', 'NODE_OPTIONS'].includes(name)) continue;
     env[name] = value;

@@ -33,6 +33,16 @@ export const ERROR_CODES = {
     description: 'The signature did not verify, or a SIWE field does not match this environment.',
     remediation: 'Sign the exact message returned by POST /v1/auth/challenge with the wallet named in it.',
   },
+  PAYMENT_INVALID: {
+    status: 400,
+    title: 'Payment authorization invalid',
+    description:
+      'The EIP-3009 authorization or X-PAYMENT header was refused before anything was broadcast: wrong payee, ' +
+      'asset, amount or network, outside its validity window, a bad signature, a used nonce or too little USDC. ' +
+      'The message names the check (x402 reason codes).',
+    remediation:
+      'Sign a new authorization with a fresh nonce that pays the stated amount of the stated asset to the stated payee.',
+  },
   PAYMENT_REQUIRED: {
     status: 402,
     title: 'Payment required',

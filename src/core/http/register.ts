@@ -1,4 +1,5 @@
 import FindMyWay from 'find-my-way';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../../deps.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -80,7 +81,11 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
       const idempotencyScope = () =>
         key
           ? {
-              scope: principal ? principal.accountId : `ip:${clientIp}`,
+              scope: principal
+                ? principal.accountId
+                : route.class === 'operator'
+                  ? 'operator'
+                  : `ip:${clientIp}`,
               method: route.method,
               path,
               key,
@@ -127,6 +132,10 @@ async function authenticate(
   deps: AppDeps,
 ): Promise<Principal | null> {
   if (route.class === 'public') return null;
+  if (route.class === 'operator') {
+    verifyOperator(req, deps);
+    return null;
+  }
   return deps.authenticator.authenticate(req, route);
 }
 
@@ -158,5 +167,30 @@ async function withBudget(work: Promise<RouteResult>, deadline: Deadline): Promi
   } finally {
     clearTimeout(timer);
     work.catch(() => undefined); // a late failure of an abandoned handler is not unhandled
+  }
+}
+
+/**
+ * The operator surface (/v1/ops/): only the operator token from config opens it. No account
+ * credential reaches it, and without a configured token it does not exist (404).
+ */
+function verifyOperator(req: FastifyRequest, deps: AppDeps): void {
+  const expected = deps.config.operatorToken;
+  if (!expected) {
+    throw new AppError('NOT_FOUND', 'The operator surface is not enabled on this service.', {
+      remediation: 'Set PURSER_OPERATOR_TOKEN to enable /v1/ops/, or use the `purser ops` command.',
+    });
+  }
+  const match = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? '');
+  const digest = (v: string) => createHash('sha256').update(v).digest();
+  if (!match?.[1] || !timingSafeEqual(digest(match[1]), digest(expected))) {
+    throw new AppError(
+      'UNAUTHORIZED',
+      'Operator routes need the operator token: Authorization: Bearer <token>.',
+      {
+        remediation:
+          'Use the PURSER_OPERATOR_TOKEN of this deployment; account credentials never reach /v1/ops/.',
+      },
+    );
   }
 }

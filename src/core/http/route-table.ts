@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
 import type { AppDeps } from '../../deps.ts';
 import type { DbExecutor, Tx } from '../db/database.ts';
+import type { Readable } from 'node:stream';
 import type { Deadline } from './deadline.ts';
 
 /** public: no credential. bearer: session or API key. executor: signed in as the treasury executor. operator: operator token. */
@@ -69,8 +70,8 @@ export interface RouteResult {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
-  /** Send this text with `contentType` instead of the JSON of `body` (docs pages). */
-  raw?: { text: string; contentType: string };
+  /** Send this text or stream with `contentType` instead of the JSON of `body` (docs pages, downloads). */
+  raw?: { text: string | Readable; contentType: string };
   /** The body stored for Idempotency-Key replays when it must differ (tokens nulled). */
   replayBody?: unknown;
 }

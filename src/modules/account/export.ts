@@ -5,6 +5,8 @@
 import type { Clock } from '../../core/clock.ts';
 import type { Db, Tx } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
+import { exportAutoTopup } from '../billing/auto-topup.ts';
+import { listStatementExportKeys } from '../statements/index.ts';
 
 export const EXPORT_VERSION = 1;
 /** Each bounded array keeps at most this many items, the newest; its name then goes in `truncated`. */
@@ -65,14 +67,22 @@ export async function buildAccountExport(
   clock: Clock,
   accountId: string,
   bound: number = EXPORT_ARRAY_BOUND,
+  /** Whether statement exports go to an S3 bucket (config), for `statements_manifest.bucket_bound`. */
+  statementsBucketBound = false,
 ): Promise<AccountExport> {
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
-    .execute((tx) => readExport(tx, clock, accountId, bound));
+    .execute((tx) => readExport(tx, clock, accountId, bound, statementsBucketBound));
 }
 
-async function readExport(tx: Tx, clock: Clock, accountId: string, bound: number): Promise<AccountExport> {
+async function readExport(
+  tx: Tx,
+  clock: Clock,
+  accountId: string,
+  bound: number,
+  statementsBucketBound: boolean,
+): Promise<AccountExport> {
   const account = await tx
     .selectFrom('accounts')
     .select(['address', 'contact', 'kind', 'created_at', 'offboarded_at'])
@@ -233,6 +243,9 @@ async function readExport(tx: Tx, clock: Clock, accountId: string, bound: number
     .limit(fetch)
     .execute();
 
+  const statementKeys = await listStatementExportKeys(tx, accountId, fetch);
+  const autoTopup = await exportAutoTopup(tx, accountId, fetch);
+
   return {
     export_version: EXPORT_VERSION,
     generated_at: generatedAt.toISOString(),
@@ -330,7 +343,10 @@ async function readExport(tx: Tx, clock: Clock, accountId: string, bound: number
         dead_at: iso(f.dead_at),
       })),
     },
-    auto_topup: null,
+    auto_topup: autoTopup && {
+      rule: autoTopup.rule,
+      authorizations: bounded('auto_topup.authorizations', autoTopup.authorizations, bound, truncated),
+    },
     venue_credentials: [],
     pm_orders: [],
     pm_positions: [],
@@ -344,6 +360,9 @@ async function readExport(tx: Tx, clock: Clock, accountId: string, bound: number
       client_ip: a.client_ip,
       user_agent: a.user_agent,
     })),
-    statements_manifest: { bucket_bound: false, keys: [] },
+    statements_manifest: {
+      bucket_bound: statementsBucketBound,
+      keys: bounded('statements_manifest.keys', statementKeys, bound, truncated),
+    },
   };
 }

@@ -70,7 +70,13 @@ export const accountRoutes: RouteDefinition[] = [
     schema: { response: { 200: AccountExport } },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
-      const body = await buildAccountExport(ctx.deps.db, ctx.deps.clock, principal.accountId);
+      const body = await buildAccountExport(
+        ctx.deps.db,
+        ctx.deps.clock,
+        principal.accountId,
+        EXPORT_ARRAY_BOUND,
+        ctx.deps.config.statements.s3 !== null,
+      );
       return { status: 200, body, headers: { 'cache-control': 'no-store' } };
     },
   }),

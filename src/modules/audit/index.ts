@@ -1,3 +1,4 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import { newId } from '../../core/ids.ts';
@@ -50,6 +51,24 @@ export async function recordAudit(
       : null,
   );
   return id;
+}
+
+/**
+ * The same audit fact as a SQL call (`purser_record_audit`, migration 0015), for a write that
+ * records it in its own statement (the ledger's `then`). Never pass secrets in `details`.
+ */
+export function auditCall(
+  clock: Clock,
+  params: RecordAuditParameters,
+): { id: string; call: RawBuilder<unknown> } {
+  const id = newId('aud');
+  const network = params.network ?? null;
+  return {
+    id,
+    call: sql`purser_record_audit(${id}, ${params.accountId}, ${params.actor}, ${params.action},
+      ${params.subject ?? null}, ${JSON.stringify(params.details ?? {})}::jsonb, ${clock.now()}::timestamptz,
+      ${network !== null}, ${network?.clientIp ?? null}, ${network?.userAgent?.slice(0, USER_AGENT_MAX) ?? null})`,
+  };
 }
 
 export { listAudit };

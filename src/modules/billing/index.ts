@@ -14,3 +14,28 @@ export {
   type PrepaidBalance,
 } from './prepaid.ts';
 export { billingRoutes } from './routes.ts';
+export {
+  chargeFee,
+  pmOrderFeeMicro,
+  productFeeMicro,
+  publishedFeeSchedule,
+  type ChargeFeeParameters,
+  type ChargeFeeResult,
+  type MeteredProduct,
+} from './fees.ts';
+export {
+  accountPrepaidCap,
+  meteringEnforced,
+  readBillingSettings,
+  setAccountPrepaidCap,
+  setMeteringEnforced,
+  setPrepaidCap,
+  type BillingSettings,
+} from './settings.ts';
+export {
+  admitPrepaidCredit,
+  authorizationSettlementId,
+  pendingSettlementBody,
+  topupEffect,
+} from './topups.ts';
+export { billingOverview, type BillingOverview } from './overview.ts';

@@ -5,6 +5,7 @@
 // balance never goes below zero and each debit either fully happens or answers `insufficient`.
 // Fee revenue has no balance row of its own: it is the sum of its entries.
 
+import type { RawBuilder } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
@@ -21,6 +22,12 @@ export interface DebitFeeParameters {
   settlementId: string;
   /** The active policy hash when the fee comes from a policed action. */
   policyHash?: string | null;
+  /** The wallet whose action the fee is for: kept lowercase as `memo.wallet` (its statement shows it). */
+  wallet?: string | null;
+  /** The fee group's id, when the caller names it in what it records (default: a new one). */
+  groupId?: string;
+  /** SQL calls recorded in the fee's own statement when it is booked (see postGroup's `then`). */
+  then?: RawBuilder<unknown>[];
 }
 
 export type DebitFeeResult =
@@ -47,13 +54,19 @@ export async function debitFee(
 ): Promise<DebitFeeResult> {
   if (params.feeMicroUsd <= 0n) throw new RangeError('debitFee: the fee must be positive');
   if (!PRODUCT.test(params.product)) throw new RangeError(`debitFee: bad product ${params.product}`);
+  if (params.wallet != null && !/^0x[0-9a-fA-F]{40}$/.test(params.wallet))
+    throw new RangeError(`debitFee: bad wallet ${params.wallet}`);
   const result = await postGroup(tx, clock, {
     settlementId: params.settlementId,
     accountId: params.accountId,
     kind: `fee.${params.product}`,
     entries: transfer(prepaidAccount(params.accountId), FEE_REVENUE, USD, params.feeMicroUsd),
     policyHash: params.policyHash ?? null,
-    memo: { product: params.product },
+    ...(params.groupId ? { groupId: params.groupId } : {}),
+    ...(params.then ? { then: params.then } : {}),
+    memo: params.wallet
+      ? { product: params.product, wallet: params.wallet.toLowerCase() }
+      : { product: params.product },
   });
   if (result.ok) {
     return {

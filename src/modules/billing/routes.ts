@@ -1,7 +1,13 @@
 import { AppError } from '../../core/errors/app-error.ts';
+import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
+import { settlementEffects } from '../../settlement-effects.ts';
+import { PendingSettlement, SignedAuthorization, toSubmitted } from '../payments/index.ts';
+import { publishedFeeSchedule } from './fees.ts';
 import { formatBalanceUsd, readPrepaidBalance } from './prepaid.ts';
-import { BalanceResponse } from './schemas.ts';
+import { BalanceResponse, FeeScheduleResponse, TopupResponse, TopupTermsResponse } from './schemas.ts';
+import { meteringEnforced } from './settings.ts';
+import { pendingSettlementBody, topUp, topupTerms } from './topups.ts';
 
 export const billingRoutes: RouteDefinition[] = [
   defineRoute({
@@ -22,6 +28,80 @@ export const billingRoutes: RouteDefinition[] = [
       if (!principal) throw new AppError('UNAUTHORIZED', 'This route needs a bearer credential.');
       const { balanceMicro } = await readPrepaidBalance(deps.db, principal.accountId);
       return { status: 200, body: { balance_usd: formatBalanceUsd(balanceMicro), currency: 'USD' } };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/balance/topups/terms',
+    operationId: 'getTopupTerms',
+    summary: 'What a top-up authorization must say',
+    description:
+      'The chain, the USDC contract and its EIP-712 domain, the treasury to pay, the smallest top-up and the ' +
+      "account's prepaid cap: everything needed to sign the EIP-3009 TransferWithAuthorization that " +
+      'POST /v1/balance/topups takes. 503 UNAVAILABLE when payments are not configured.',
+    tags: ['balance'],
+    class: 'bearer',
+    scope: 'read',
+    wallet: false,
+    schema: { response: { 200: TopupTermsResponse } },
+    handler: async (ctx) => {
+      const principal = requirePrincipal(ctx);
+      return { status: 200, body: await topupTerms(ctx.deps, principal.accountId) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/balance/topups',
+    operationId: 'createTopup',
+    summary: 'Top up the prepaid balance with a USDC authorization',
+    description:
+      'Takes an EIP-3009 TransferWithAuthorization signed by the payer, paying USDC to the platform treasury ' +
+      '(GET /v1/balance/topups/terms). It is checked (payee, asset, amount, validity window, signature, nonce ' +
+      'unused, the payer holds the USDC) and admitted against the per-account and platform-wide prepaid caps ' +
+      '(422 LIMIT_EXCEEDED naming the cap; nothing broadcast, the authorization unused), then settled on-chain; ' +
+      'the balance is credited only once the transfer is confirmed (201). 202 with the pending-settlement body ' +
+      'when the outcome is not known within the request: retry with the same authorization to read it. ' +
+      'Submitting the same authorization again never credits twice (200 with the first top-up).',
+    tags: ['balance'],
+    class: 'bearer',
+    scope: 'write',
+    wallet: false,
+    schema: {
+      body: SignedAuthorization,
+      response: { 200: TopupResponse, 201: TopupResponse, 202: PendingSettlement },
+    },
+    handler: (ctx) =>
+      ctx.replayable(async () => {
+        const result = await topUp(
+          ctx.deps,
+          settlementEffects(),
+          actorOf(ctx),
+          toSubmitted(ctx.body),
+          ctx.deadline,
+        );
+        if (result.state === 'pending')
+          return { status: 202, body: pendingSettlementBody(result.row, 'top-up') };
+        return {
+          status: result.state === 'created' ? 201 : 200,
+          body: { topup: result.topup, balance_usd: formatBalanceUsd(result.balanceMicro) },
+        };
+      }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/fees',
+    operationId: 'getFeeSchedule',
+    summary: 'The fee schedule',
+    description:
+      'The metered fees, debited from the prepaid balance (docs/fees.md), and whether metering is enforced ' +
+      'right now (an operator switch; when off, nothing is debited).',
+    tags: ['public utilities'],
+    class: 'public',
+    wallet: false,
+    schema: { response: { 200: FeeScheduleResponse } },
+    handler: async ({ deps }) => {
+      const enforced = await meteringEnforced(deps.db, deps.db, deps.config, deps.clock.now().getTime());
+      return { status: 200, body: publishedFeeSchedule(deps.config, enforced) };
     },
   }),
 ];

@@ -8,3 +8,64 @@ export const BalanceResponse = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const USD = Type.String({ pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{1,6})?$' });
+
+export const TopupResponse = Type.Object(
+  {
+    topup: Type.Object(
+      {
+        id: Type.String(),
+        status: Type.Literal('settled'),
+        payer: Type.String(),
+        value_usd: USD,
+        nonce: Type.String(),
+        tx_hash: Type.String(),
+        settled_at: Type.String({ format: 'date-time' }),
+      },
+      { additionalProperties: false },
+    ),
+    balance_usd: BalanceResponse.properties.balance_usd,
+  },
+  { additionalProperties: false },
+);
+
+export const TopupTermsResponse = Type.Object(
+  {
+    chain_id: Type.Integer(),
+    network: Type.String({ description: 'The x402 v1 network name of the chain.' }),
+    asset: Type.String({ description: 'USDC on the chain.' }),
+    pay_to: Type.String({ description: 'The platform treasury: the `to` of every authorization.' }),
+    eip712_domain: Type.Object(
+      {
+        name: Type.String(),
+        version: Type.String(),
+        chainId: Type.Integer(),
+        verifyingContract: Type.String(),
+      },
+      { additionalProperties: false },
+    ),
+    min_value: Type.String({ description: 'The smallest top-up, in USDC base units.' }),
+    min_validity_seconds: Type.Integer({
+      description: 'validBefore must be at least this far past chain time when the service receives it.',
+    }),
+    account_cap_usd: USD,
+  },
+  { additionalProperties: false },
+);
+
+export const FeeScheduleResponse = Type.Object(
+  {
+    metering_enforced: Type.Boolean(),
+    currency: Type.Literal('USD'),
+    fees: Type.Object(
+      {
+        conversion_intent: Type.Object({ per_intent_usd: USD }, { additionalProperties: false }),
+        pm_order: Type.Object({ base_usd: USD, bps: Type.Integer() }, { additionalProperties: false }),
+        feedback: Type.Object({ per_request_usd: USD }, { additionalProperties: false }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);

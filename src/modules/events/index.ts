@@ -1,3 +1,4 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import { newId } from '../../core/ids.ts';
@@ -26,6 +27,22 @@ export async function emitEvent(tx: DbExecutor, clock: Clock, params: EmitEventP
     created_at: clock.now(),
   });
   return id;
+}
+
+/**
+ * The same event as a SQL call (`purser_emit_event`, migration 0015), for a write that records it
+ * in its own statement (the ledger's `then`). Returns the event id it will have.
+ */
+export function eventCall(
+  clock: Clock,
+  params: EmitEventParameters,
+): { id: string; call: RawBuilder<unknown> } {
+  const id = newId('evt');
+  return {
+    id,
+    call: sql`purser_emit_event(${id}, ${params.accountId}, ${params.kind}, ${params.subject ?? null},
+      ${JSON.stringify(params.payload)}::jsonb, ${clock.now()}::timestamptz)`,
+  };
 }
 
 export { listEvents };

@@ -7,3 +7,9 @@ export {
   type PublicFeatureRequest,
 } from './service.ts';
 export { FEATURE_REQUEST_STATUSES, insertFeatureRequest, type FeatureRequestStatus } from './store.ts';
+export { FEEDBACK_PURPOSE, feedbackEffect } from './submit.ts';
+export {
+  purgePaymentChallenges,
+  UNUSED_CHALLENGE_RETENTION_MS,
+  USED_CHALLENGE_RETENTION_MS,
+} from './challenges.ts';

@@ -1,6 +1,17 @@
+import { actorOf } from '../../core/http/actor.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
-import { FeedbackListQuery, FeedbackListResponse } from './schemas.ts';
+import { settlementEffects } from '../../settlement-effects.ts';
+import { pendingSettlementBody } from '../billing/index.ts';
+import { PendingSettlement } from '../payments/index.ts';
+import {
+  FeedbackCreateBody,
+  FeedbackListQuery,
+  FeedbackListResponse,
+  FeedbackReceiptSchema,
+  X402PaymentRequired,
+} from './schemas.ts';
 import { FEEDBACK_LIST_DEFAULT_LIMIT, listFeatureRequests } from './service.ts';
+import { feedbackPaymentRequired, payFeedbackWithX402, recordPrepaidFeedback } from './submit.ts';
 
 export const feedbackRoutes: RouteDefinition[] = [
   defineRoute({
@@ -26,6 +37,68 @@ export const feedbackRoutes: RouteDefinition[] = [
           })),
         },
       };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/feedback',
+    operationId: 'createFeatureRequest',
+    summary: 'Record a feature request (1 USD)',
+    description:
+      'The fee is 1 USD. Without an `X-PAYMENT` header it is debited from the prepaid balance in the ' +
+      'transaction that records the request (201, `paid_ref` = the fee ledger group; with metering switched ' +
+      'off nothing is charged, `charged_usd` "0"). When the balance does not cover it the answer is 402 with ' +
+      'the x402 v1 body `{x402Version: 1, error, accepts}`; retry the same request with `X-PAYMENT`: the ' +
+      'standard base64 of an x402 v1 PaymentPayload (scheme "exact": an EIP-3009 USDC authorization of exactly ' +
+      'the fee to the treasury). It is checked without broadcasting (400 PAYMENT_INVALID naming the x402 ' +
+      'reason), recorded with the request, settled on-chain, and only then the request is recorded: 201 ' +
+      '(`paid_ref` = the settlement transaction hash) with an `X-PAYMENT-RESPONSE` header (base64 ' +
+      'SettlementResponse). 202 with the pending-settlement body when the outcome is not known in time: do ' +
+      'not re-sign; retry with the same `X-PAYMENT` to read it. The same `X-PAYMENT` never pays twice. ' +
+      '503 UNAVAILABLE when the balance does not cover the fee and payments are not configured.',
+    tags: ['feedback'],
+    class: 'bearer',
+    scope: 'write',
+    wallet: false,
+    schema: {
+      body: FeedbackCreateBody,
+      response: { 201: FeedbackReceiptSchema, 202: PendingSettlement, 402: X402PaymentRequired },
+    },
+    handler: async (ctx) => {
+      const actor = actorOf(ctx);
+      const header = ctx.req.headers['x-payment'];
+      if (header !== undefined) {
+        return ctx.replayable(async () => {
+          const paid = await payFeedbackWithX402(
+            ctx.deps,
+            settlementEffects(),
+            actor,
+            ctx.body,
+            header,
+            ctx.deadline,
+          );
+          if (paid.state === 'pending') {
+            return { status: 202, body: pendingSettlementBody(paid.row, 'feedback fee') };
+          }
+          return {
+            status: 201,
+            body: paid.receipt,
+            headers: {
+              'x-payment-response': paid.paymentResponse,
+              'access-control-expose-headers': 'X-PAYMENT-RESPONSE',
+            },
+          };
+        });
+      }
+      // The prepaid path commits with the Idempotency-Key claim (a retry never charges twice).
+      const recorded = await ctx.mutate(async (tx) => {
+        const result = await recordPrepaidFeedback(tx, ctx.deps, actor, ctx.body);
+        if (result.state === 'payment_required') return { status: 402, body: null };
+        return { status: 201, body: result.receipt };
+      });
+      if (recorded.status !== 402) return recorded;
+      // Not stored for replay (402 never is): the retry carrying X-PAYMENT must be processed.
+      return { status: 402, body: await feedbackPaymentRequired(ctx.deps, actor.principal.accountId) };
     },
   }),
 ];

@@ -25,3 +25,67 @@ export const FeedbackListResponse = Type.Object(
   { requests: Type.Array(PublicFeatureRequestSchema) },
   { additionalProperties: false },
 );
+
+export const FeedbackCreateBody = Type.Object(
+  {
+    title: Type.String({ minLength: 8, maxLength: 120, description: 'Published on GET /v1/feedback.' }),
+    body: Type.String({ minLength: 20, maxLength: 4000, description: 'Never published.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const FeedbackReceiptSchema = Type.Object(
+  {
+    id: Type.String({ description: 'The feature request (`fr_…`).' }),
+    status: PublicFeatureRequestSchema.properties.status,
+    charged_usd: Type.String({
+      pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{1,6})?$',
+      description: '"1" when the fee was charged; "0" when metering is switched off.',
+    }),
+    paid_ref: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Where the fee is: the id of the fee ledger group when paid from the prepaid balance, the ' +
+        'settlement transaction hash when paid with x402, null when nothing was charged.',
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Recorded. Paid with x402, the answer carries `X-PAYMENT-RESPONSE`: base64 of the x402 v1 ' +
+      'SettlementResponse `{success, transaction, network, payer}`.',
+  },
+);
+
+const X402Requirements = Type.Object(
+  {
+    scheme: Type.Literal('exact'),
+    network: Type.String({ description: 'x402 v1 network name, e.g. "base".' }),
+    maxAmountRequired: Type.String({ description: 'USDC base units: "1000000" is 1 USD.' }),
+    resource: Type.String({ description: 'The URL paid for.' }),
+    description: Type.String(),
+    mimeType: Type.String(),
+    payTo: Type.String({ description: 'The platform treasury.' }),
+    maxTimeoutSeconds: Type.Integer(),
+    asset: Type.String({ description: 'USDC on the payments chain.' }),
+    extra: Type.Object(
+      { name: Type.String(), version: Type.String() },
+      { additionalProperties: false, description: "The token's EIP-712 domain name and version." },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** x402 v1 PaymentRequirementsResponse: the 402 body of POST /v1/feedback. */
+export const X402PaymentRequired = Type.Object(
+  {
+    x402Version: Type.Literal(1),
+    error: Type.String(),
+    accepts: Type.Array(X402Requirements),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Payment required (x402 v1): the prepaid balance does not cover the fee. Retry the same request ' +
+      'with `X-PAYMENT`.',
+  },
+);

@@ -1,4 +1,4 @@
-import type { Generated, Insertable } from 'kysely';
+import { sql, type Generated, type Insertable, type RawBuilder } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
@@ -50,4 +50,31 @@ export async function listPublicFeatureRequests(
     .orderBy('seq', 'desc')
     .limit(limit)
     .execute();
+}
+
+/** One request of the account (its id, status and timestamps), or undefined. */
+export async function findFeatureRequest(
+  db: DbExecutor,
+  accountId: string,
+  id: string,
+): Promise<{ id: string; status: FeatureRequestStatus; created_at: Date } | undefined> {
+  return db
+    .selectFrom('feature_requests')
+    .select(['id', 'status', 'created_at'])
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+}
+
+/** The insert as a SQL call (`purser_insert_feature_request`), for the fee's booking statement. */
+export function featureRequestCall(row: {
+  id: string;
+  account_id: string;
+  title: string;
+  body: string;
+  status: FeatureRequestStatus;
+  created_at: Date;
+}): RawBuilder<unknown> {
+  return sql`purser_insert_feature_request(${row.id}, ${row.account_id}, ${row.title}, ${row.body},
+    ${row.status}, ${row.created_at}::timestamptz)`;
 }

@@ -4,7 +4,7 @@
 // entries balance per asset: checked here before the call and by the database's statement trigger.
 
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import { newId } from '../../core/ids.ts';
@@ -40,6 +40,15 @@ export interface PostGroupParameters {
   policyHash?: string | null;
   /** Free-form context (no secrets). */
   memo?: Record<string, unknown>;
+  /** The group's id (`lgr_…`), when the caller must name it before booking (default: a new one). */
+  groupId?: string;
+  /**
+   * SQL function calls of other modules (an event, an audit fact, the row the fee pays for: see
+   * `eventCall`, `auditCall`) evaluated in the booking's own statement, only when the group is
+   * newly booked: a metered write in one round trip. Not evaluated on a replay, a conflict or
+   * `insufficient`.
+   */
+  then?: RawBuilder<unknown>[];
 }
 
 export type PostGroupResult =
@@ -142,15 +151,25 @@ async function book(
 ): Promise<PostGroupResult> {
   const problems = groupProblems(params);
   if (problems.length > 0) throw new LedgerError(`ledger group refused: ${problems.join('; ')}`);
-  const groupId = newId('lgr');
-  const result = await sql<PostRow>`
-    SELECT outcome, group_id, group_seq, prepaid_account, prepaid_balance
-    FROM purser_ledger_post(${groupId}, ${params.settlementId},
+  const groupId = params.groupId ?? newId('lgr');
+  const post = sql`purser_ledger_post(${groupId}, ${params.settlementId},
       ${groupFingerprint(params.accountId, params.entries)}, ${params.accountId}, ${params.kind},
       ${params.policyHash ?? null}, ${reverses}, ${JSON.stringify(params.memo ?? {})}::jsonb,
       ${clock.now()}::timestamptz,
       ${params.entries.map((e) => e.account)}::text[], ${params.entries.map((e) => e.asset)}::text[],
-      ${params.entries.map((e) => e.amount.toString())}::numeric[])`.execute(tx);
+      ${params.entries.map((e) => e.amount.toString())}::numeric[])`;
+  const then = params.then ?? [];
+  const result =
+    then.length === 0
+      ? await sql<PostRow>`SELECT outcome, group_id, group_seq, prepaid_account, prepaid_balance FROM ${post}`.execute(
+          tx,
+        )
+      : // The booking first (a materialized CTE), then the calls, only for a new booking.
+        await sql<PostRow>`
+          WITH post AS MATERIALIZED (SELECT * FROM ${post})
+          SELECT outcome, group_id, group_seq, prepaid_account, prepaid_balance,
+            CASE WHEN outcome = 'ok' THEN ARRAY[${sql.join(then.map((c) => sql`(${c})::text`))}] END AS facts
+          FROM post`.execute(tx);
   return postResult(result.rows[0]);
 }
 

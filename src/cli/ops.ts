@@ -1,0 +1,97 @@
+// `purser ops …`: the operator controls on the command line, against the configured database
+// (the same settings /v1/ops/ changes). Every change is an audit fact by `operator`.
+
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { systemClock } from '../core/clock.ts';
+import type { Db } from '../core/db/database.ts';
+import { parseUsd } from '../core/money.ts';
+import { findAccountByAddress, findAccountById } from '../modules/account/index.ts';
+import { recordAudit } from '../modules/audit/index.ts';
+import {
+  billingOverview,
+  setAccountPrepaidCap,
+  setMeteringEnforced,
+  setPrepaidCap,
+} from '../modules/billing/index.ts';
+import { openAndMigrate } from '../runtime.ts';
+
+export const OPS_USAGE = `Usage: purser ops <command>
+
+  billing                                   show billing settings and platform totals
+  metering on|off|default                   enforce metered fees, or not (default: METERING_ENFORCED)
+  float-cap <USD>|default                   the platform-wide prepaid float cap
+  account-cap-default <USD>|default         the default per-account prepaid cap
+  account-cap <account id|address> <USD>|default   one account's prepaid cap`;
+
+class UsageError extends Error {}
+
+function usdOrDefault(value: string | undefined): bigint | null {
+  if (value === 'default') return null;
+  const micro = value === undefined ? null : parseUsd(value);
+  if (micro === null)
+    throw new UsageError(`expected a USD amount such as 2500 or "default", got ${value ?? 'nothing'}`);
+  return micro;
+}
+
+async function audit(db: Db, accountId: string | null, action: string, details: Record<string, unknown>) {
+  await recordAudit(db, systemClock, { accountId, actor: 'operator', action, details, network: null });
+}
+
+async function run(db: Db, config: Config, args: string[]): Promise<void> {
+  const [command, a, b] = args;
+  const now = systemClock.now();
+  switch (command) {
+    case 'billing':
+      break;
+    case 'metering': {
+      if (a !== 'on' && a !== 'off' && a !== 'default')
+        throw new UsageError('metering takes on, off or default');
+      const enforced = a === 'default' ? null : a === 'on';
+      await setMeteringEnforced(db, enforced, 'operator', now);
+      await audit(db, null, 'ops.billing_settings', { metering_enforced: enforced });
+      break;
+    }
+    case 'float-cap':
+    case 'account-cap-default': {
+      const cap = usdOrDefault(a);
+      await setPrepaidCap(db, command === 'float-cap' ? 'float' : 'account_default', cap, 'operator', now);
+      await audit(db, null, 'ops.billing_settings', { [command]: a });
+      break;
+    }
+    case 'account-cap': {
+      if (!a) throw new UsageError('account-cap needs an account id or address');
+      const account = /^0x[0-9a-fA-F]{40}$/.test(a)
+        ? await findAccountByAddress(db, a.toLowerCase())
+        : await findAccountById(db, a);
+      if (!account) throw new UsageError(`no account ${a}`);
+      const cap = usdOrDefault(b);
+      await setAccountPrepaidCap(db, account.id, cap, 'operator', now);
+      await audit(db, account.id, 'ops.prepaid_cap', { cap_usd: b });
+      console.log(
+        `Account ${account.id}: prepaid cap ${b === 'default' ? 'back to the default' : `${b} USD`}.`,
+      );
+      break;
+    }
+    default:
+      throw new UsageError(command ? `unknown ops command: ${command}` : 'an ops command is needed');
+  }
+  console.log(JSON.stringify(await billingOverview(db, config), null, 2));
+}
+
+/** Runs one `purser ops` command; exit code 0, or 64 on a usage error. */
+export async function runOps(config: Config, log: Logger, args: string[]): Promise<number> {
+  const handle = await openAndMigrate(config, log);
+  try {
+    await run(handle.db, config, args);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`${err.message}\n\n${OPS_USAGE}`);
+      return 64;
+    }
+    throw err;
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,463 @@
+// POST /v1/feedback: a feature request costs 1 USD (spec section 4, "Feedback"). Paid from the
+// prepaid balance in the transaction that records it; when the balance does not cover it, the
+// answer is an x402 v1 402 and the caller retries with `X-PAYMENT`: an EIP-3009 authorization
+// settled on-chain by the payments module BEFORE anything is recorded (docs/payments.md).
+//
+// The x402 path's effect (`feedbackEffect`) runs in the transaction that marks the settlement
+// settled, whether the request itself or the reconciler gets there: the payment is credited to
+// the prepaid balance, the fee debited from it, and the feature request recorded, all at once.
+
+import { getAddress } from 'viem';
+import type { Clock } from '../../core/clock.ts';
+import type { Tx } from '../../core/db/database.ts';
+import { AppError } from '../../core/errors/app-error.ts';
+import type { Actor } from '../../core/http/actor.ts';
+import type { Deadline } from '../../core/http/deadline.ts';
+import { newId } from '../../core/ids.ts';
+import { formatUsd } from '../../core/money.ts';
+import { auditCall, recordAudit } from '../audit/index.ts';
+import { authorizationSettlementId, chargeFee, creditPrepaid, debitFee } from '../billing/index.ts';
+import { emitEvent, eventCall } from '../events/index.ts';
+import {
+  findExistingSettlement,
+  paymentTerms,
+  submitPayment,
+  toSubmitted,
+  verifyAuthorization,
+  type PaymentOutcome,
+  type PaymentsDeps,
+  type SettlementEffect,
+  type SettlementEffects,
+  type SettlementRow,
+  type SubmittedAuthorization,
+} from '../payments/index.ts';
+import { markChallengeUsed, recordChallenge } from './challenges.ts';
+import {
+  featureRequestCall,
+  findFeatureRequest,
+  insertFeatureRequest,
+  type FeatureRequestStatus,
+} from './store.ts';
+import {
+  checkNetwork,
+  decodePaymentHeader,
+  encodePaymentResponseHeader,
+  paymentRequirements,
+  X402_PAYMENT_REQUIRED_ERROR,
+  X402_VERSION,
+  type PaymentRequiredBodyV1,
+} from './x402.ts';
+
+/** The settlement purpose of an x402 feedback payment (src/settlement-effects.ts). */
+export const FEEDBACK_PURPOSE = 'feedback';
+export const FEEDBACK_PATH = '/v1/feedback';
+
+export interface FeedbackInput {
+  title: string;
+  body: string;
+}
+
+/** The 201 body: what was recorded and how it was paid. */
+export interface FeedbackReceipt {
+  id: string;
+  status: FeatureRequestStatus;
+  /** "1" when a fee was charged, "0" when metering is switched off. */
+  charged_usd: string;
+  /**
+   * Where the fee is: the id of the fee's ledger group (prepaid balance), the settlement
+   * transaction hash (x402), or null when nothing was charged.
+   */
+  paid_ref: string | null;
+}
+
+type FeedbackDeps = PaymentsDeps;
+
+/** `session:<id>` or `key:<id>`: who asked, for the audit fact. */
+function actorLabel(actor: Actor): string {
+  return `${actor.principal.kind}:${actor.principal.credentialId}`;
+}
+
+/** The URL a payment pays for: the `resource` of the 402's requirements. */
+export function feedbackResource(deps: Pick<FeedbackDeps, 'config'>): string {
+  return `${deps.config.publicUrl}${FEEDBACK_PATH}`;
+}
+
+// ------------------------------------------------------------------------------ prepaid balance
+
+export type PrepaidFeedbackResult =
+  { state: 'created'; receipt: FeedbackReceipt } | { state: 'payment_required' };
+
+/**
+ * Records a feature request paid from the prepaid balance, in the caller's transaction: the fee
+ * (`fee:feedback:<request id>`), the request, its event and its audit fact. With metering off
+ * nothing is charged. `payment_required` when the balance does not cover the fee: nothing written.
+ */
+export async function recordPrepaidFeedback(
+  tx: Tx,
+  deps: Pick<FeedbackDeps, 'config' | 'clock' | 'db'>,
+  actor: Actor,
+  input: FeedbackInput,
+): Promise<PrepaidFeedbackResult> {
+  const accountId = actor.principal.accountId;
+  const id = newId('fr');
+  const feeMicro = deps.config.fees.feedbackMicro;
+  const now = deps.clock.now();
+  const row = {
+    id,
+    account_id: accountId,
+    title: input.title,
+    body: input.body,
+    status: 'open' as const,
+    created_at: now,
+  };
+  // What is recorded, as the receipt says it, for a paid and for a free request.
+  const facts = (receipt: FeedbackReceipt, paidBy: 'prepaid' | 'free') => ({
+    event: {
+      accountId,
+      kind: 'feedback.created',
+      subject: id,
+      payload: {
+        id,
+        title: input.title,
+        status: 'open',
+        charged_usd: receipt.charged_usd,
+        paid_by: paidBy,
+        paid_ref: receipt.paid_ref,
+      },
+    },
+    audit: {
+      accountId,
+      actor: actorLabel(actor),
+      action: 'feedback.create',
+      subject: id,
+      details: { charged_usd: receipt.charged_usd, paid_by: paidBy, paid_ref: receipt.paid_ref },
+      network: actor.network,
+    },
+  });
+  // The fee, the request, its event and its audit fact in one statement (one round trip).
+  const groupId = newId('lgr');
+  const paid: FeedbackReceipt = { id, status: 'open', charged_usd: formatUsd(feeMicro), paid_ref: groupId };
+  const paidFacts = facts(paid, 'prepaid');
+  let charge: Awaited<ReturnType<typeof chargeFee>>;
+  try {
+    charge = await chargeFee(tx, deps, {
+      accountId,
+      product: 'feedback',
+      feeMicroUsd: feeMicro,
+      settlementId: `fee:feedback:${id}`,
+      groupId,
+      then: [
+        featureRequestCall(row),
+        eventCall(deps.clock, paidFacts.event).call,
+        auditCall(deps.clock, paidFacts.audit).call,
+      ],
+    });
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'PAYMENT_REQUIRED') return { state: 'payment_required' };
+    throw err;
+  }
+  if (charge.charged) return { state: 'created', receipt: paid };
+
+  // Metering is off: nothing was booked, so nothing above ran. Record it free.
+  const free: FeedbackReceipt = { id, status: 'open', charged_usd: '0', paid_ref: null };
+  const freeFacts = facts(free, 'free');
+  await insertFeatureRequest(tx, { ...row, updated_at: now });
+  await emitEvent(tx, deps.clock, freeFacts.event);
+  await recordAudit(tx, deps.clock, freeFacts.audit);
+  return { state: 'created', receipt: free };
+}
+
+/**
+ * The x402 v1 402 body for a feature request the balance does not cover, recording the
+ * challenge it carries. Throws UNAVAILABLE when payments are not configured (no x402 then).
+ */
+export async function feedbackPaymentRequired(
+  deps: FeedbackDeps,
+  accountId: string,
+): Promise<PaymentRequiredBodyV1> {
+  const terms = await paymentTerms(deps);
+  const amount = deps.config.fees.feedbackMicro;
+  const resource = feedbackResource(deps);
+  await recordChallenge(deps.db, deps.clock, {
+    accountId,
+    resource,
+    amount,
+    payee: terms.payee,
+    asset: terms.asset,
+    network: terms.network,
+  });
+  return {
+    x402Version: X402_VERSION,
+    error: X402_PAYMENT_REQUIRED_ERROR,
+    accepts: [
+      paymentRequirements(terms, {
+        resource,
+        amount,
+        description:
+          `Fee of ${formatUsd(amount)} USD for recording a feature request (POST ${FEEDBACK_PATH}), paid in USDC. ` +
+          'A funded prepaid balance pays it instead (POST /v1/balance/topups).',
+      }),
+    ],
+  };
+}
+
+// ------------------------------------------------------------------------------ x402
+
+export type PaidFeedbackResult =
+  | { state: 'settled'; receipt: FeedbackReceipt; paymentResponse: string }
+  | { state: 'pending'; row: SettlementRow };
+
+/**
+ * Records a feature request paid by the `X-PAYMENT` header: decoded, checked without
+ * broadcasting (exactly the fee, to the treasury, in USDC on the payments chain), then settled
+ * with the request written beside the settlement before anything is broadcast. The same header
+ * again never pays twice: `pending` while the settlement is unfinished, then the recorded request.
+ *
+ * Throws PAYMENT_INVALID (a bad header or authorization, a failed settlement, or a nonce already
+ * used for another payment or request: nothing credited), UNAVAILABLE (payments not configured,
+ * chain unreadable, relayer without gas), DEADLINE_EXCEEDED (nothing transmitted).
+ */
+export async function payFeedbackWithX402(
+  deps: FeedbackDeps,
+  effects: SettlementEffects,
+  actor: Actor,
+  input: FeedbackInput,
+  header: string | string[],
+  deadline: Deadline,
+): Promise<PaidFeedbackResult> {
+  const payment = decodePaymentHeader(header);
+  const terms = await paymentTerms(deps);
+  checkNetwork(payment, terms);
+  const submitted = toSubmitted(payment.payload);
+  const accountId = actor.principal.accountId;
+
+  let outcome: PaymentOutcome;
+  const existing = await findExistingSettlement(deps.db, terms, submitted);
+  if (existing) {
+    outcome = sameRequestOutcome(existing, accountId, submitted, input);
+  } else {
+    try {
+      await verifyAuthorization(deps, terms, submitted, { exactly: deps.config.fees.feedbackMicro });
+    } catch (err) {
+      // A concurrent retry of this very payment may have recorded (and used) it meanwhile.
+      const raced = await findExistingSettlement(deps.db, terms, submitted);
+      if (!raced) throw err;
+      return finish(deps, terms.network, sameRequestOutcome(raced, accountId, submitted, input));
+    }
+    outcome = await submitPayment(deps, effects, {
+      accountId,
+      purpose: FEEDBACK_PURPOSE,
+      terms,
+      submitted,
+      request: {
+        title: input.title,
+        body: input.body,
+        actor: actorLabel(actor),
+        resource: feedbackResource(deps),
+      },
+      deadline,
+    });
+    // A concurrent submission of the same authorization may have written the row first.
+    assertSameRequest(outcome.row, accountId, submitted, input);
+  }
+  return finish(deps, terms.network, outcome);
+}
+
+/** What a second submission of a recorded authorization gets; another request or payer is refused. */
+function sameRequestOutcome(
+  existing: SettlementRow,
+  accountId: string,
+  submitted: SubmittedAuthorization,
+  input: FeedbackInput,
+): PaymentOutcome {
+  assertSameRequest(existing, accountId, submitted, input);
+  if (existing.status === 'settled') return { state: 'settled', row: existing };
+  if (existing.status === 'failed') return { state: 'failed', row: existing };
+  return { state: 'pending', row: existing };
+}
+
+/** Refuses a settlement row that is not this account's payment of this very request. */
+function assertSameRequest(
+  existing: SettlementRow,
+  accountId: string,
+  submitted: SubmittedAuthorization,
+  input: FeedbackInput,
+): void {
+  const a = submitted.authorization;
+  const request = existing.request;
+  const same =
+    existing.account_id === accountId &&
+    existing.purpose === FEEDBACK_PURPOSE &&
+    existing.payee === a.to.toLowerCase() &&
+    existing.value === a.value.toString() &&
+    existing.valid_after === a.validAfter.toString() &&
+    existing.valid_before === a.validBefore.toString() &&
+    request['title'] === input.title &&
+    request['body'] === input.body;
+  if (!same) {
+    throw new AppError(
+      'PAYMENT_INVALID',
+      `The nonce ${a.nonce} of ${a.from} was already submitted for another payment or another feature ` +
+        'request (invalid_transaction_state). Nothing was broadcast or credited.',
+      {
+        remediation:
+          'To read the outcome of the first submission, retry it unchanged (same body, same X-PAYMENT). ' +
+          'For a new feature request, sign a new authorization with a fresh nonce.',
+      },
+    );
+  }
+}
+
+async function finish(
+  deps: FeedbackDeps,
+  network: string,
+  outcome: PaymentOutcome,
+): Promise<PaidFeedbackResult> {
+  if (outcome.state === 'pending') return { state: 'pending', row: outcome.row };
+  const row = outcome.row;
+  if (outcome.state === 'failed') {
+    throw new AppError(
+      'PAYMENT_INVALID',
+      `The settlement of the feedback fee failed: ${row.fail_reason ?? 'unknown reason'}. Nothing was credited ` +
+        'and no feature request was recorded.',
+    );
+  }
+  const result = row.result ?? {};
+  const id = typeof result['feature_request_id'] === 'string' ? result['feature_request_id'] : null;
+  const txHash = row.tx_hash;
+  if (!id || !txHash) throw new Error(`settled feedback payment ${row.id} has no recorded request`);
+  // The request as it is now (an operator may have moved it to planned or shipped since).
+  const current = await findFeatureRequest(deps.db, row.account_id, id);
+  return {
+    state: 'settled',
+    receipt: {
+      id,
+      status: current?.status ?? 'open',
+      charged_usd:
+        typeof result['charged_usd'] === 'string' ? result['charged_usd'] : formatUsd(BigInt(row.value)),
+      paid_ref: txHash,
+    },
+    paymentResponse: encodePaymentResponseHeader({
+      success: true,
+      transaction: txHash,
+      network,
+      payer: getAddress(row.payer),
+    }),
+  };
+}
+
+interface PaidFeedbackRequest {
+  title: string;
+  body: string;
+  actor: string;
+  resource: string | null;
+}
+
+function paidRequestOf(row: SettlementRow): PaidFeedbackRequest {
+  const r = row.request;
+  const title = r['title'];
+  const body = r['body'];
+  if (typeof title !== 'string' || typeof body !== 'string') {
+    throw new Error(`feedback settlement ${row.id} carries no title and body`);
+  }
+  return {
+    title,
+    body,
+    actor: typeof r['actor'] === 'string' ? r['actor'] : 'system',
+    resource: typeof r['resource'] === 'string' ? r['resource'] : null,
+  };
+}
+
+/**
+ * The effect of a settled feedback payment, in the transaction that marks it settled: the
+ * payment is credited to the prepaid balance (identity: the authorization) and the fee debited
+ * from it (`fee:feedback:<that identity>`), so the balance ends where it was and the ledger shows
+ * both; then the feature request, the challenge it answered, its event and its audit fact.
+ */
+export const feedbackEffect: SettlementEffect = async (tx, clock: Clock, row, txHash) => {
+  const request = paidRequestOf(row);
+  const value = BigInt(row.value);
+  const hash = txHash.toLowerCase();
+  const creditId = authorizationSettlementId(row);
+  const credit = await creditPrepaid(tx, clock, {
+    accountId: row.account_id,
+    amountMicroUsd: value,
+    settlementId: creditId,
+    memo: {
+      source: 'x402',
+      purpose: FEEDBACK_PURPOSE,
+      settlement: row.id,
+      payer: row.payer,
+      tx_hash: hash,
+      chain_id: row.chain_id,
+    },
+  });
+  if (!credit.ok) throw new Error(`feedback payment ${row.id}: the ledger holds another booking for it`);
+  const fee = await debitFee(tx, clock, {
+    accountId: row.account_id,
+    feeMicroUsd: value,
+    product: 'feedback',
+    settlementId: `fee:feedback:${creditId}`,
+  });
+  if (!fee.ok) throw new Error(`feedback payment ${row.id}: the fee could not be debited (${fee.reason})`);
+
+  const id = newId('fr');
+  const now = clock.now();
+  await insertFeatureRequest(tx, {
+    id,
+    account_id: row.account_id,
+    title: request.title,
+    body: request.body,
+    status: 'open',
+    created_at: now,
+    updated_at: now,
+  });
+  const challengeId = request.resource
+    ? await markChallengeUsed(tx, clock, {
+        accountId: row.account_id,
+        resource: request.resource,
+        amount: value,
+        payee: row.payee,
+        asset: row.token,
+        settlementId: row.id,
+        recordedAt: row.created_at,
+      })
+    : null;
+  const chargedUsd = formatUsd(value);
+  await emitEvent(tx, clock, {
+    accountId: row.account_id,
+    kind: 'feedback.created',
+    subject: id,
+    payload: {
+      id,
+      title: request.title,
+      status: 'open',
+      charged_usd: chargedUsd,
+      paid_by: 'x402',
+      paid_ref: hash,
+    },
+  });
+  await recordAudit(tx, clock, {
+    accountId: row.account_id,
+    actor: request.actor,
+    action: 'feedback.create',
+    subject: id,
+    details: {
+      charged_usd: chargedUsd,
+      paid_by: 'x402',
+      paid_ref: hash,
+      settlement: row.id,
+      payer: row.payer,
+      challenge: challengeId,
+    },
+  });
+  return {
+    feature_request_id: id,
+    status: 'open',
+    charged_usd: chargedUsd,
+    paid_ref: hash,
+    credit_group: credit.groupId,
+    fee_group: fee.groupId,
+    challenge: challengeId,
+  };
+};

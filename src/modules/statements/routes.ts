@@ -1,0 +1,125 @@
+import type { ObjectStore } from '../../adapters/object-store/port.ts';
+import { unavailable } from '../../core/errors/app-error.ts';
+import { requirePrincipal } from '../../core/http/actor.ts';
+import {
+  defineRoute,
+  type ResourceWalletLocator,
+  type RouteDefinition,
+} from '../../core/http/route-table.ts';
+import type { AppDeps } from '../../deps.ts';
+import { openStatementExport } from './download.ts';
+import { generateStatement } from './generate.ts';
+import { StatementExportBody, StatementExportParams, StatementQuery, StatementResponse } from './schemas.ts';
+import { findStatementExport } from './store.ts';
+
+const TAGS = ['statements'];
+/** A statement of a busy wallet reads many entries; it stops (storing nothing) past this budget. */
+const STATEMENT_BUDGET_MS = 120_000;
+
+function objectStoreOf(deps: AppDeps): ObjectStore {
+  if (!deps.objectStore) throw unavailable('No statement store is configured on this server.');
+  return deps.objectStore;
+}
+
+/** The guard's locator for `/v1/statements/exports/{content_hash}`: the export's wallet. */
+const EXPORT_WALLET: ResourceWalletLocator = {
+  in: 'resource',
+  resource: 'statement export',
+  resolve: async (db, accountId, params) => {
+    const hash = params['content_hash'];
+    if (typeof hash !== 'string') return null;
+    return (await findStatementExport(db, accountId, hash))?.wallet ?? null;
+  },
+};
+
+export const statementsRoutes: RouteDefinition[] = [
+  defineRoute({
+    method: 'GET',
+    url: '/v1/statements',
+    operationId: 'getStatement',
+    summary: "A wallet's statement for a UTC month or day, exported as an immutable object",
+    description:
+      'Covers the entries of the wallet’s ledger accounts (`wallet:<chain>:<address>`, every chain) in the ' +
+      'account’s groups, and the fees charged for the wallet’s actions (docs/statements.md). Returns the ' +
+      'summary (never the entries), the SHA-256 of the exported bytes and where they are stored. The same ' +
+      'wallet and period over the same ledger range always give byte-identical content and the same hash; ' +
+      'the export is content-addressed and immutable.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: { in: 'query', field: 'wallet' },
+    budgetMs: STATEMENT_BUDGET_MS,
+    schema: { querystring: StatementQuery, response: { 200: StatementResponse } },
+    handler: async (ctx) => {
+      const principal = requirePrincipal(ctx);
+      const objectStore = objectStoreOf(ctx.deps);
+      const result = await generateStatement(
+        {
+          db: ctx.deps.db,
+          clock: ctx.deps.clock,
+          objectStore,
+          bucketBound: ctx.deps.config.statements.s3 !== null,
+        },
+        {
+          accountId: principal.accountId,
+          wallet: ctx.query.wallet,
+          period: ctx.query.period,
+          format: ctx.query.format ?? 'json',
+        },
+        { deadline: ctx.deadline },
+      );
+      return {
+        status: 200,
+        body: {
+          statement: result.statement,
+          content_hash: result.contentHash,
+          export: {
+            format: result.export.format,
+            key: result.export.key,
+            bytes: result.export.bytes,
+            content_type: result.export.contentType,
+            bucket_bound: result.export.bucketBound,
+            download_path: result.export.downloadPath,
+          },
+        },
+        headers: { 'cache-control': 'no-store' },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/statements/exports/{content_hash}',
+    operationId: 'getStatementExport',
+    summary: 'The stored bytes of a statement export this account generated',
+    description:
+      '`content_hash` is the `sha256:<hex>` that GET /v1/statements returned. Another account’s export, ' +
+      'or one never generated, is 404. The body is the export byte for byte (its SHA-256 is the hash).',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: EXPORT_WALLET,
+    schema: { params: StatementExportParams, response: { 200: StatementExportBody } },
+    handler: async (ctx) => {
+      const principal = requirePrincipal(ctx);
+      const stored = await openStatementExport(
+        { db: ctx.deps.db, objectStore: objectStoreOf(ctx.deps) },
+        principal.accountId,
+        ctx.params.content_hash,
+      );
+      const hex = stored.record.contentHash.slice('sha256:'.length);
+      return {
+        status: 200,
+        body: null,
+        // The route table sends text bodies; the object is read whole here (see docs/statements.md).
+        raw: { text: stored.body, contentType: stored.contentType },
+        headers: {
+          etag: `"${hex}"`,
+          'cache-control': 'private, max-age=31536000, immutable',
+          'content-disposition':
+            `attachment; filename="statement-${stored.record.wallet}-${stored.record.period}.` +
+            `${stored.record.format}"`,
+        },
+      };
+    },
+  }),
+];
