@@ -8,8 +8,10 @@ import { expireArrows, FIRE_JOB, fireAutoTopup, syncSettlingArrows } from './mod
 import { expireDelegations } from './modules/delegations/index.ts';
 import { purgePaymentChallenges } from './modules/feedback/index.ts';
 import {
+  compactWebhookEnvelopes,
   purgeExpiredSiweNonces,
   purgeNetworkContext,
+  purgeOffboardedStatementExports,
   purgeTestAccounts,
   purgeWebhookOutbox,
 } from './modules/housekeeping/index.ts';
@@ -37,6 +39,15 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
     'housekeeping.webhook_outbox': async () => {
       const deleted = await purgeWebhookOutbox(deps.db, deps.clock);
       if (deleted > 0) deps.log.info({ deleted }, 'settled webhook outbox rows deleted');
+    },
+    'housekeeping.webhook_envelopes': async () => {
+      const compacted = await compactWebhookEnvelopes(deps.db, deps.clock);
+      if (compacted > 0) deps.log.info({ compacted }, 'webhook envelopes older than 90 days compacted');
+    },
+    // Offboarding schedules these: objects first, then their rows.
+    'housekeeping.statement_exports': async () => {
+      const deleted = await purgeOffboardedStatementExports(deps.db, deps.objectStore);
+      if (deleted > 0) deps.log.info({ deleted }, 'statement exports of offboarded accounts deleted');
     },
     // x402 challenges of POST /v1/feedback: unused ones after 1 day, used ones 7 days after use.
     'housekeeping.payment_challenges': async () => {
@@ -95,6 +106,12 @@ export const jobSchedules: JobSchedule[] = [
   { name: 'housekeeping.network_context', everySeconds: 3600, jobName: 'housekeeping.network_context' },
   { name: 'housekeeping.webhook_outbox', everySeconds: 3600, jobName: 'housekeeping.webhook_outbox' },
   { name: 'housekeeping.test_accounts', everySeconds: 3600, jobName: 'housekeeping.test_accounts' },
+  { name: 'housekeeping.webhook_envelopes', everySeconds: 3600, jobName: 'housekeeping.webhook_envelopes' },
+  {
+    name: 'housekeeping.statement_exports',
+    everySeconds: 3600,
+    jobName: 'housekeeping.statement_exports',
+  },
   {
     name: 'housekeeping.payment_challenges',
     everySeconds: 3600,

@@ -17,6 +17,7 @@ import { policiesRoutes } from './modules/policies/routes.ts';
 import { registryRoutes } from './modules/registry/routes.ts';
 import { screeningRoutes } from './modules/screening/routes.ts';
 import { statementsRoutes } from './modules/statements/index.ts';
+import { switchesRoutes } from './modules/switches/routes.ts';
 import { webhooksRoutes } from './modules/webhooks/index.ts';
 
 export const routeTable: RouteDefinition[] = [
@@ -34,6 +35,7 @@ export const routeTable: RouteDefinition[] = [
   ...webhooksRoutes,
   ...statementsRoutes,
   ...accountRoutes,
+  ...switchesRoutes,
   ...opsRoutes,
   ...devRoutes,
 ];

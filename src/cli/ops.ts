@@ -1,10 +1,12 @@
 // `purser ops …`: the operator controls on the command line, against the configured database
-// (the same settings /v1/ops/ changes). Every change is an audit fact by `operator`.
+// (the same settings /v1/ops/ changes). Every change is an audit fact by `operator`. A switch
+// changed here reaches the running service processes within two seconds (their cache).
 
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { systemClock } from '../core/clock.ts';
-import type { Db } from '../core/db/database.ts';
+import { withTransaction, type Db } from '../core/db/database.ts';
+import { AppError } from '../core/errors/app-error.ts';
 import { parseUsd } from '../core/money.ts';
 import { findAccountByAddress, findAccountById } from '../modules/account/index.ts';
 import { recordAudit } from '../modules/audit/index.ts';
@@ -14,6 +16,9 @@ import {
   setMeteringEnforced,
   setPrepaidCap,
 } from '../modules/billing/index.ts';
+import { FEATURE_REQUEST_STATUSES, type FeatureRequestStatus } from '../modules/feedback/index.ts';
+import { setFeatureRequestStatus } from '../modules/feedback/service.ts';
+import { listSwitches, setSwitch, SWITCH_SCOPES, SWITCH_VENUES } from '../modules/switches/index.ts';
 import { openAndMigrate } from '../runtime.ts';
 
 export const OPS_USAGE = `Usage: purser ops <command>
@@ -22,7 +27,16 @@ export const OPS_USAGE = `Usage: purser ops <command>
   metering on|off|default                   enforce metered fees, or not (default: METERING_ENFORCED)
   float-cap <USD>|default                   the platform-wide prepaid float cap
   account-cap-default <USD>|default         the default per-account prepaid cap
-  account-cap <account id|address> <USD>|default   one account's prepaid cap`;
+  account-cap <account id|address> <USD>|default   one account's prepaid cap
+  switches                                  every execution switch that is off
+  switch off <scope> [target] "<reason>"    switch execution off, with the reason callers see
+  switch on <scope> [target]                switch execution back on
+  feature-request <id> <status>             set a feature request's status (${FEATURE_REQUEST_STATUSES.join('|')})
+
+  Switch scopes: environment (no target), venue <name>, wallet <0x address>,
+  account <account id|address>. Venues: ${SWITCH_VENUES.join(', ')}.
+  Examples: purser ops switch off venue aerodrome "maintenance"
+            purser ops switch on environment`;
 
 class UsageError extends Error {}
 
@@ -38,10 +52,57 @@ async function audit(db: Db, accountId: string | null, action: string, details: 
   await recordAudit(db, systemClock, { accountId, actor: 'operator', action, details, network: null });
 }
 
+/** `switch on|off <scope> [target] [reason]`: prints the switch's state. */
+async function runSwitch(db: Db, args: string[]): Promise<void> {
+  const [onOff, scope, ...rest] = args;
+  if (onOff !== 'on' && onOff !== 'off') throw new UsageError('switch takes on or off');
+  if (!scope || !(SWITCH_SCOPES as readonly string[]).includes(scope))
+    throw new UsageError(`switch ${onOff} needs a scope: one of ${SWITCH_SCOPES.join(', ')}`);
+  let target = scope === 'environment' ? undefined : rest.shift();
+  const reason = rest.join(' ').trim() || undefined;
+  if (onOff === 'off' && !reason) throw new UsageError('switching off needs a reason (shown to callers)');
+  if (scope === 'account' && target && /^0x[0-9a-fA-F]{40}$/.test(target)) {
+    const account = await findAccountByAddress(db, target.toLowerCase());
+    if (!account) throw new UsageError(`no account ${target}`);
+    target = account.id;
+  }
+  const state = await withTransaction(db, (tx) =>
+    setSwitch(
+      tx,
+      systemClock,
+      {
+        scope: scope as (typeof SWITCH_SCOPES)[number],
+        target,
+        enabled: onOff === 'on',
+        reason,
+      },
+      null,
+    ),
+  );
+  console.log(JSON.stringify(state, null, 2));
+}
+
+async function runFeatureRequest(db: Db, id: string | undefined, status: string | undefined) {
+  if (!id) throw new UsageError('feature-request needs an id');
+  if (!status || !(FEATURE_REQUEST_STATUSES as readonly string[]).includes(status))
+    throw new UsageError(`feature-request needs a status: one of ${FEATURE_REQUEST_STATUSES.join(', ')}`);
+  const changed = await withTransaction(db, (tx) =>
+    setFeatureRequestStatus(tx, systemClock, id, status as FeatureRequestStatus, null),
+  );
+  console.log(`Feature request ${changed.id}: ${changed.previousStatus} -> ${changed.status}.`);
+}
+
 async function run(db: Db, config: Config, args: string[]): Promise<void> {
   const [command, a, b] = args;
   const now = systemClock.now();
   switch (command) {
+    case 'switches':
+      console.log(JSON.stringify({ switches: await listSwitches(db) }, null, 2));
+      return;
+    case 'switch':
+      return runSwitch(db, args.slice(1));
+    case 'feature-request':
+      return runFeatureRequest(db, a, b);
     case 'billing':
       break;
     case 'metering': {
@@ -87,6 +148,10 @@ export async function runOps(config: Config, log: Logger, args: string[]): Promi
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {
+      console.error(`${err.message}\n\n${OPS_USAGE}`);
+      return 64;
+    }
+    if (err instanceof AppError && (err.code === 'INVALID_REQUEST' || err.code === 'NOT_FOUND')) {
       console.error(`${err.message}\n\n${OPS_USAGE}`);
       return 64;
     }

@@ -17,6 +17,8 @@ const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE'];
 
 /** The authenticated caller of each request, set by the guard. */
 const principals = new WeakMap<FastifyRequest, Principal | null>();
+/** Requests whose credential the guard refused but which may replay a stored response (`retiredReplay`). */
+const retiredCallers = new WeakMap<FastifyRequest, { accountId: string; refusal: unknown }>();
 
 /** Registers every route of the table on the app, each behind the shared guard and layers. */
 export function registerRoutes(
@@ -65,10 +67,17 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
     // The guard runs before validation: an unauthenticated caller learns nothing about the
     // body's shape, and a forbidden one is refused before any work.
     preValidation: async (req) => {
-      principals.set(req, await authenticate(req, route, deps));
+      try {
+        principals.set(req, await authenticate(req, route, deps));
+      } catch (err) {
+        const accountId = await retiredAccount(req, route, deps, err);
+        if (!accountId) throw err;
+        retiredCallers.set(req, { accountId, refusal: err });
+      }
     },
     handler: async (req, reply) => {
       const principal = principals.get(req) ?? null;
+      const retired = retiredCallers.get(req);
       const deadline = new Deadline(route.budgetMs ?? deps.config.requestBudgetMs);
       const key = idempotent ? readIdempotencyKey(req.headers['idempotency-key']) : null;
       const path = req.url.split('?')[0] ?? req.url;
@@ -83,9 +92,11 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
           ? {
               scope: principal
                 ? principal.accountId
-                : route.class === 'operator'
-                  ? 'operator'
-                  : `ip:${clientIp}`,
+                : retired
+                  ? retired.accountId
+                  : route.class === 'operator'
+                    ? 'operator'
+                    : `ip:${clientIp}`,
               method: route.method,
               path,
               key,
@@ -113,7 +124,10 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
           return runReplayable(deps.db, deps.clock, idempotencyScope(), fn);
         },
       };
-      const result = await withBudget(route.handler(ctx), deadline);
+      // A retired credential gets the stored response under its key, or the guard's refusal.
+      const result = retired
+        ? await runIdempotent(deps.db, deps.clock, idempotencyScope(), () => Promise.reject(retired.refusal))
+        : await withBudget(route.handler(ctx), deadline);
       if (result.headers) reply.headers(result.headers);
       if (result.raw) return reply.code(result.status).type(result.raw.contentType).send(result.raw.text);
       return reply
@@ -137,6 +151,22 @@ async function authenticate(
     return null;
   }
   return deps.authenticator.authenticate(req, route);
+}
+
+/** The account a refused credential may replay for (`retiredReplay`), given a valid Idempotency-Key. */
+async function retiredAccount(
+  req: FastifyRequest,
+  route: RouteDefinition,
+  deps: AppDeps,
+  refusal: unknown,
+): Promise<string | null> {
+  if (!route.retiredReplay || !(refusal instanceof AppError) || refusal.code !== 'UNAUTHORIZED') return null;
+  try {
+    if (readIdempotencyKey(req.headers['idempotency-key']) === null) return null;
+  } catch {
+    return null;
+  }
+  return route.retiredReplay(req, deps);
 }
 
 /**

@@ -121,6 +121,13 @@ export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {
   devOnly?: boolean;
   /** Overrides the configured time budget, in milliseconds. */
   budgetMs?: number;
+  /**
+   * For a route whose own success retires the caller's credential (offboarding): when the guard
+   * answers 401 to a request carrying an Idempotency-Key, names the account whose stored response
+   * of this route the credential may still replay, or null. Such a caller gets that replay or the
+   * guard's 401; the handler never runs.
+   */
+  retiredReplay?(req: FastifyRequest, deps: AppDeps): Promise<string | null>;
   schema: S;
   handler(ctx: RouteContext<S>): Promise<RouteResult>;
 }

@@ -416,3 +416,36 @@ export async function listSettlingArrows(
   if (accountId !== undefined) q = q.where('account_id', '=', accountId);
   return q.orderBy('updated_at').limit(limit).execute();
 }
+
+/** The distinct (chain, token) of the account's ready arrows. */
+export async function readyArrowTokens(
+  db: DbExecutor,
+  accountId: string,
+): Promise<Array<{ chain_id: number; token: string }>> {
+  return db
+    .selectFrom('auto_topup_arrows')
+    .select(['chain_id', 'token'])
+    .distinct()
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'ready')
+    .orderBy('chain_id')
+    .orderBy('token')
+    .execute();
+}
+
+/**
+ * Deletes every ready arrow of the account (its signature with it) and returns them, soonest
+ * validBefore first. Arrows being settled are left to their settlement.
+ */
+export async function deleteReadyArrows(db: DbExecutor, accountId: string): Promise<ArrowRow[]> {
+  const rows = await db
+    .deleteFrom('auto_topup_arrows')
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'ready')
+    .returningAll()
+    .execute();
+  return rows.sort((a, b) => {
+    const [x, y] = [BigInt(a.valid_before), BigInt(b.valid_before)];
+    return x < y ? -1 : x > y ? 1 : a.id.localeCompare(b.id);
+  });
+}

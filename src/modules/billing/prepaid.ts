@@ -9,6 +9,9 @@ import type { RawBuilder } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
+import { newId } from '../../core/ids.ts';
+import { formatUsd } from '../../core/money.ts';
+import { eventCall } from '../events/index.ts';
 import { FEE_REVENUE, postGroup, prepaidAccount, transfer, TREASURY, USD } from '../ledger/index.ts';
 
 const PRODUCT = /^[a-z][a-z0-9_]{0,47}$/;
@@ -56,14 +59,29 @@ export async function debitFee(
   if (!PRODUCT.test(params.product)) throw new RangeError(`debitFee: bad product ${params.product}`);
   if (params.wallet != null && !/^0x[0-9a-fA-F]{40}$/.test(params.wallet))
     throw new RangeError(`debitFee: bad wallet ${params.wallet}`);
+  const groupId = params.groupId ?? newId('lgr');
   const result = await postGroup(tx, clock, {
     settlementId: params.settlementId,
     accountId: params.accountId,
     kind: `fee.${params.product}`,
     entries: transfer(prepaidAccount(params.accountId), FEE_REVENUE, USD, params.feeMicroUsd),
     policyHash: params.policyHash ?? null,
-    ...(params.groupId ? { groupId: params.groupId } : {}),
-    ...(params.then ? { then: params.then } : {}),
+    groupId,
+    // The debit's event is recorded in the booking's own statement, with what the fee paid for.
+    then: [
+      eventCall(clock, {
+        accountId: params.accountId,
+        kind: 'balance.debited',
+        subject: groupId,
+        payload: {
+          product: params.product,
+          fee_usd: formatUsd(params.feeMicroUsd),
+          group_id: groupId,
+          wallet: params.wallet?.toLowerCase() ?? null,
+        },
+      }).call,
+      ...(params.then ?? []),
+    ],
     memo: params.wallet
       ? { product: params.product, wallet: params.wallet.toLowerCase() }
       : { product: params.product },

@@ -110,6 +110,10 @@ describe('POST /v1/feedback from the prepaid balance', () => {
       paid_by: 'prepaid',
       paid_ref: receipt.paid_ref,
     });
+    // The debit's own event, booked in the same statement as the fee.
+    const debited = events.find((e) => e.kind === 'balance.debited');
+    expect(debited?.subject).toBe(receipt.paid_ref);
+    expect(debited?.payload).toMatchObject({ product: 'feedback', fee_usd: '1', group_id: receipt.paid_ref });
     const audit = await listAudit(t.db.db, acc.accountId, 10);
     expect(audit.find((a) => a.action === 'feedback.create')).toMatchObject({
       subject: receipt.id,

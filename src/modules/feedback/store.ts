@@ -78,3 +78,39 @@ export function featureRequestCall(row: {
   return sql`purser_insert_feature_request(${row.id}, ${row.account_id}, ${row.title}, ${row.body},
     ${row.status}, ${row.created_at}::timestamptz)`;
 }
+
+/**
+ * Operator: sets a request's status. Returns the request with its previous status, or undefined
+ * when there is no such request. The row is locked first, so the previous status is exact.
+ */
+export async function updateFeatureRequestStatus(
+  db: DbExecutor,
+  id: string,
+  status: FeatureRequestStatus,
+  at: Date,
+): Promise<
+  | {
+      id: string;
+      account_id: string;
+      title: string;
+      status: FeatureRequestStatus;
+      previous: FeatureRequestStatus;
+      updated_at: Date;
+    }
+  | undefined
+> {
+  const before = await db
+    .selectFrom('feature_requests')
+    .select(['status'])
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!before) return undefined;
+  const row = await db
+    .updateTable('feature_requests')
+    .set({ status, updated_at: at })
+    .where('id', '=', id)
+    .returning(['id', 'account_id', 'title', 'status', 'updated_at'])
+    .executeTakeFirstOrThrow();
+  return { ...row, previous: before.status };
+}

@@ -393,6 +393,18 @@ export const feedbackEffect: SettlementEffect = async (tx, clock: Clock, row, tx
     },
   });
   if (!credit.ok) throw new Error(`feedback payment ${row.id}: the ledger holds another booking for it`);
+  await emitEvent(tx, clock, {
+    accountId: row.account_id,
+    kind: 'balance.credited',
+    subject: row.id,
+    payload: {
+      source: 'x402',
+      value_usd: formatUsd(value),
+      balance_usd: credit.balanceMicro === null ? null : formatUsd(credit.balanceMicro),
+      payer: row.payer,
+      tx_hash: hash,
+    },
+  });
   const fee = await debitFee(tx, clock, {
     accountId: row.account_id,
     feeMicroUsd: value,

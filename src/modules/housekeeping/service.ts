@@ -3,13 +3,16 @@
 // (it deletes what is past its period, so a second run finds nothing) and works in batches of
 // `BATCH_SIZE` rows, each batch its own statement, so one run never holds many locks for long.
 // Time comes from the clock port. Idempotency keys (7 days) are purged by
-// purgeExpiredIdempotencyKeys in src/core/http/idempotency.ts, which the job table already runs.
+// purgeExpiredIdempotencyKeys in src/core/http/idempotency.ts and payment challenges by
+// purgePaymentChallenges in the feedback module; the job table (src/jobs.ts) runs them all.
 
 import { sql, type RawBuilder } from 'kysely';
+import type { ObjectStore } from '../../adapters/object-store/port.ts';
 import type { PurserEnv } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
 import { withTransaction } from '../../core/db/database.ts';
+import { compactEnvelopes } from '../webhooks/store.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -21,6 +24,10 @@ export const SIWE_NONCE_GRACE_MS = 1 * DAY_MS;
 export const NETWORK_CONTEXT_RETENTION_MS = 90 * DAY_MS;
 /** Settled (delivered or dead-lettered) webhook outbox rows. */
 export const WEBHOOK_OUTBOX_RETENTION_MS = 14 * DAY_MS;
+/** Signed webhook envelopes, counted from their first attempt; then compacted to their hash. */
+export const WEBHOOK_ENVELOPE_RETENTION_MS = 90 * DAY_MS;
+/** Statement exports of offboarded accounts handled per batch (one object delete each). */
+export const STATEMENT_EXPORT_BATCH = 100;
 /** Development test-fixture accounts, with everything they own. */
 export const TEST_ACCOUNT_RETENTION_MS = 7 * DAY_MS;
 /** Test-fixture accounts deleted per run (each in its own transaction). */
@@ -98,6 +105,61 @@ export async function purgeWebhookOutbox(db: Db, clock: Clock): Promise<number> 
 }
 
 /**
+ * Signed webhook envelopes (the raw body and `x-service-signature` sent, kept with the event)
+ * whose first attempt is more than 90 days old: compacted to `sha256:<hex>` of
+ * `<signature>\n<body>`, body and signature dropped. The event itself stays. Returns how many.
+ */
+export async function compactWebhookEnvelopes(db: Db, clock: Clock): Promise<number> {
+  const before = cutoff(clock, WEBHOOK_ENVELOPE_RETENTION_MS);
+  let total = 0;
+  for (;;) {
+    const n = await compactEnvelopes(db, clock.now(), { before }, BATCH_SIZE);
+    total += n;
+    if (n < BATCH_SIZE) return total;
+  }
+}
+
+/**
+ * Statement exports of offboarded accounts: each object is deleted from the object store, then
+ * its row, so a failure leaves the row for the next run (never an unlisted object). Objects are
+ * keyed by account (`statements/<account_id>/…`), so no other account's export is touched.
+ * Without an object store configured nothing is deleted (the rows still name the objects). The
+ * account export's `statements_manifest.keys` is empty afterwards. Returns the rows deleted.
+ */
+export async function purgeOffboardedStatementExports(
+  db: Db,
+  objectStore: ObjectStore | undefined,
+): Promise<number> {
+  if (!objectStore) return 0;
+  let total = 0;
+  for (;;) {
+    const rows = await db
+      .selectFrom('statement_exports')
+      .innerJoin('accounts', 'accounts.id', 'statement_exports.account_id')
+      .select([
+        'statement_exports.account_id',
+        'statement_exports.content_hash',
+        'statement_exports.object_key',
+      ])
+      .where('accounts.offboarded_at', 'is not', null)
+      .orderBy('statement_exports.account_id')
+      .orderBy('statement_exports.content_hash')
+      .limit(STATEMENT_EXPORT_BATCH)
+      .execute();
+    for (const row of rows) {
+      await objectStore.delete(row.object_key);
+      const deleted = await db
+        .deleteFrom('statement_exports')
+        .where('account_id', '=', row.account_id)
+        .where('content_hash', '=', row.content_hash)
+        .executeTakeFirst();
+      total += Number(deleted.numDeletedRows);
+    }
+    if (rows.length < STATEMENT_EXPORT_BATCH) return total;
+  }
+}
+
+/**
  * Every table holding rows an account owns, in deletion order (children before the rows they
  * reference; ledger holds before the groups they were posted as). `column` names the owner.
  * Ledger entries go with their groups (ON DELETE CASCADE). A test checks this list against every
@@ -109,6 +171,7 @@ export const ACCOUNT_OWNED_TABLES: ReadonlyArray<{ table: string; column: string
   { table: 'idempotency_keys', column: 'scope' },
   { table: 'webhook_deliveries', column: 'account_id' },
   { table: 'webhook_dead_letters', column: 'account_id' },
+  { table: 'webhook_envelopes', column: 'account_id' },
   { table: 'webhook_endpoints', column: 'account_id' },
   { table: 'events', column: 'account_id' },
   { table: 'audit_log', column: 'account_id' },

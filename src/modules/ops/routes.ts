@@ -1,7 +1,7 @@
 // The operator surface under /v1/ops/: only the operator token opens it (src/core/http/register.ts),
 // never an account credential. The same controls are on the command line (`purser ops`).
 
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { AppError, notFound } from '../../core/errors/app-error.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import { parseUsd, USD_PATTERN } from '../../core/money.ts';
@@ -13,6 +13,17 @@ import {
   setMeteringEnforced,
   setPrepaidCap,
 } from '../billing/index.ts';
+import { FEATURE_REQUEST_STATUSES } from '../feedback/index.ts';
+import { setFeatureRequestStatus } from '../feedback/service.ts';
+import {
+  listSwitches,
+  setSwitch,
+  SWITCH_REASON_MAX,
+  SWITCH_SCOPES,
+  SWITCH_VENUES,
+  switchesChanged,
+  SwitchViewSchema,
+} from '../switches/index.ts';
 
 const TAGS = ['operator'];
 const UsdOrNull = Type.Union([Type.String({ pattern: USD_PATTERN }), Type.Null()]);
@@ -45,6 +56,47 @@ const AccountCapBody = Type.Object(
     cap_usd: Type.Union([Type.String({ pattern: USD_PATTERN }), Type.Null()], {
       description: 'null: the default cap.',
     }),
+  },
+  { additionalProperties: false },
+);
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const SwitchList = Type.Object(
+  { switches: Type.Array(SwitchViewSchema), venues: Type.Array(Type.String()) },
+  { additionalProperties: false },
+);
+
+const SwitchBody = Type.Object(
+  {
+    scope: Type.Enum(SWITCH_SCOPES),
+    target: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'None for the environment; a venue name, a 0x address or an account id.',
+      }),
+    ),
+    enabled: Type.Boolean(),
+    reason: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: SWITCH_REASON_MAX,
+        description: 'Shown to callers while the switch is off; required when switching off.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const SwitchStateSchema = Type.Object(
+  {
+    scope: Type.Enum(SWITCH_SCOPES),
+    target: Nullable(Type.String()),
+    enabled: Type.Boolean(),
+    reason: Nullable(Type.String()),
+    set_by: Nullable(Type.String()),
+    set_at: Nullable(Type.String({ format: 'date-time' })),
   },
   { additionalProperties: false },
 );
@@ -138,6 +190,94 @@ export const opsRoutes: RouteDefinition[] = [
           network: { clientIp: ctx.clientIp, userAgent: ctx.userAgent },
         });
         return { status: 200, body: { account_id: account.id, cap_usd: ctx.body.cap_usd } };
+      }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/ops/switches',
+    operationId: 'opsListSwitches',
+    summary: 'Every execution switch that is off (operator)',
+    description:
+      'Each switch that is off: its scope (environment, venue, wallet, account), target, source (operator, or ' +
+      'panic: the account itself), the reason shown to callers, who set it and when. `venues` lists the names ' +
+      'a venue switch accepts.',
+    tags: TAGS,
+    class: 'operator',
+    wallet: false,
+    schema: { response: { 200: SwitchList } },
+    handler: async ({ deps }) => ({
+      status: 200,
+      body: { switches: await listSwitches(deps.db), venues: [...SWITCH_VENUES] },
+    }),
+  }),
+  defineRoute({
+    method: 'PUT',
+    url: '/v1/ops/switches',
+    operationId: 'opsPutSwitch',
+    summary: 'Switch execution off or on for the environment, a venue, a wallet or an account (operator)',
+    description:
+      'Switched off, every executing route of what it covers answers 403 EXECUTION_DISABLED naming the switch ' +
+      'and `reason` (required when switching off); reads, cancels and checks keep working. `target`: none for ' +
+      `the environment, one of ${SWITCH_VENUES.join(', ')} for a venue (credential_intake: hosted venue-credential ` +
+      'intake), a 0x address for a wallet, an account id for an account. Takes effect at once in this process ' +
+      "and within two seconds in the others. An account's own panic is not lifted here (DELETE /v1/account/panic).",
+    tags: TAGS,
+    class: 'operator',
+    wallet: false,
+    schema: { body: SwitchBody, response: { 200: SwitchStateSchema } },
+    handler: async (ctx) => {
+      const result = await ctx.mutate(async (tx) => {
+        const state = await setSwitch(tx, ctx.deps.clock, ctx.body, {
+          clientIp: ctx.clientIp,
+          userAgent: ctx.userAgent,
+        });
+        return { status: 200, body: state };
+      });
+      switchesChanged(); // committed: this process's cached answers are stale
+      return result;
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    url: '/v1/ops/feature-requests/{id}',
+    operationId: 'opsPutFeatureRequestStatus',
+    summary: "Change a feature request's status (operator)",
+    description: 'The new status shows on GET /v1/feedback at once. 404 for an unknown id.',
+    tags: TAGS,
+    class: 'operator',
+    wallet: false,
+    schema: {
+      params: Type.Object({ id: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
+      body: Type.Object({ status: Type.Enum(FEATURE_REQUEST_STATUSES) }, { additionalProperties: false }),
+      response: {
+        200: Type.Object(
+          {
+            id: Type.String(),
+            title: Type.String(),
+            status: Type.String(),
+            previous_status: Type.String(),
+            updated_at: Type.String({ format: 'date-time' }),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    handler: (ctx) =>
+      ctx.mutate(async (tx) => {
+        const changed = await setFeatureRequestStatus(tx, ctx.deps.clock, ctx.params.id, ctx.body.status, {
+          clientIp: ctx.clientIp,
+          userAgent: ctx.userAgent,
+        });
+        return {
+          status: 200,
+          body: {
+            id: changed.id,
+            title: changed.title,
+            status: changed.status,
+            previous_status: changed.previousStatus,
+            updated_at: changed.updatedAt.toISOString(),
+          },
+        };
       }),
   }),
 ];

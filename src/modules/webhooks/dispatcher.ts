@@ -96,6 +96,18 @@ export function signatureHeader(secret: string, unixSeconds: number, eventId: st
 
 const MAX_ERROR = 500;
 
+interface Outcome {
+  status: number | null;
+  error: string | null;
+  /** What was signed and sent; null when the attempt failed before signing (nothing was sent). */
+  envelope: { body: string; signature: string } | null;
+}
+
+interface Attempted {
+  row: Claimed;
+  outcome: Outcome;
+}
+
 export function createWebhookDispatcher(params: WebhookDispatcherParameters): WebhookDispatcher {
   const { db, clock, log } = params;
   const concurrency = params.concurrency ?? 32;
@@ -156,22 +168,38 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
     const options: RequestOptions = {
       method: 'POST',
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      // One deadline for the whole attempt, a resend on a fresh connection included.
       signal: AbortSignal.any([stopAll.signal, AbortSignal.timeout(timeoutMs)]),
     };
     if (params.production) options.lookup = guardedLookup;
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise<number>((resolve, reject) => {
-      const req = send(url, options, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', reject);
+    const once = (resendIfStale: boolean) =>
+      new Promise<number>((resolve, reject) => {
+        let answered = false;
+        const req = send(url, options, (res) => {
+          answered = true;
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+          res.on('error', reject);
+        });
+        req.on('error', (err: NodeJS.ErrnoException) => {
+          // A kept-alive connection the receiver closed while it sat idle in the pool fails with
+          // ECONNRESET ("socket hang up") before any answer: send again, once, on a new connection.
+          // It is the same attempt (same number and signature); only a receiver that got the
+          // request and then dropped the connection sees it twice, as at-least-once allows.
+          if (resendIfStale && req.reusedSocket && !answered && err.code === 'ECONNRESET') {
+            resolve(once(false));
+            return;
+          }
+          reject(err);
+        });
+        req.end(body);
       });
-      req.on('error', reject);
-      req.end(body);
-    });
+    return once(true);
   }
 
-  async function attempt(row: Claimed): Promise<{ status: number | null; error: string | null }> {
+  async function attempt(row: Claimed): Promise<Outcome> {
+    let envelope: Outcome['envelope'] = null;
     try {
       if (!row.url) throw new Error('the account has no webhook destination');
       const url = new URL(row.url);
@@ -189,32 +217,80 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
         payload: row.payload,
       });
       const t = Math.floor(clock.now().getTime() / 1000);
+      const signature = signatureHeader(secretOf(row), t, row.event_id, body);
+      envelope = { body, signature };
       const status = await post(url, body, {
         'content-type': 'application/json',
         'user-agent': 'Purser-Webhooks/1',
         [EVENT_ID_HEADER]: row.event_id,
         [ATTEMPT_HEADER]: String(row.attempts),
-        [SIGNATURE_HEADER]: signatureHeader(secretOf(row), t, row.event_id, body),
+        [SIGNATURE_HEADER]: signature,
       });
-      return status >= 200 && status < 300 ? { status, error: null } : { status, error: `HTTP ${status}` };
+      return status >= 200 && status < 300
+        ? { status, error: null, envelope }
+        : { status, error: `HTTP ${status}`, envelope };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      return { status: null, error: message.slice(0, MAX_ERROR) };
+      return { status: null, error: message.slice(0, MAX_ERROR), envelope };
     }
   }
 
-  async function record(row: Claimed, outcome: { status: number | null; error: string | null }) {
+  /**
+   * The signed envelopes of these attempts, kept with their events (migration 0016) in the
+   * statement that records the outcomes, while each delivery is still in the outbox (offboarding
+   * settles it). A compacted envelope is never written again. Null when none got as far as signing.
+   * One statement never holds two attempts of one event (event_id is unique in the outbox).
+   */
+  function envelopeCte(attempts: Attempted[], now: Date) {
+    const signed = attempts.flatMap(({ row, outcome }) =>
+      outcome.envelope
+        ? [
+            sql`(${row.id}::bigint, ${row.event_id}, ${row.account_id}, ${outcome.envelope.body},
+              ${outcome.envelope.signature}, ${row.attempts}::integer)`,
+          ]
+        : [],
+    );
+    if (signed.length === 0) return null;
+    return sql`envelope AS (
+        INSERT INTO webhook_envelopes
+          (event_id, account_id, body, signature, attempts, first_signed_at, last_signed_at)
+        SELECT s.event_id, s.account_id, s.body, s.signature, s.attempts, ${now}, ${now}
+        FROM (VALUES ${sql.join(signed)}) AS s (delivery_id, event_id, account_id, body, signature, attempts)
+        WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = s.delivery_id AND state = 'pending')
+        ON CONFLICT (event_id) DO UPDATE SET signature = EXCLUDED.signature, attempts = EXCLUDED.attempts,
+          last_signed_at = EXCLUDED.last_signed_at
+        WHERE webhook_envelopes.hash IS NULL
+      )`;
+  }
+
+  /**
+   * The successful attempts of one batch, settled in one statement: one round trip and one commit
+   * for the batch instead of one per delivery.
+   */
+  async function recordDelivered(delivered: Attempted[]) {
+    const now = clock.now();
+    const envelope = envelopeCte(delivered, now);
+    const settled = sql.join(
+      delivered.map(({ row, outcome }) => sql`(${row.id}::bigint, ${outcome.status}::integer)`),
+    );
+    await sql`
+      WITH ${envelope ? sql`${envelope},` : sql``} settled (id, status) AS (VALUES ${settled})
+      UPDATE webhook_deliveries d SET state = 'delivered', settled_at = ${now}, updated_at = ${now},
+        last_status = settled.status, last_error = NULL, locked_by = NULL, locked_until = NULL
+      FROM settled
+      WHERE d.id = settled.id AND d.locked_by = ${workerId} AND d.state = 'pending'`.execute(db);
+  }
+
+  /** A failed attempt: the next one is scheduled, or the delivery is dead-lettered. */
+  async function recordFailure(row: Claimed, outcome: Outcome) {
     const now = clock.now();
     const owned = sql`id = ${row.id} AND locked_by = ${workerId} AND state = 'pending'`;
-    if (outcome.error === null) {
-      await sql`UPDATE webhook_deliveries SET state = 'delivered', settled_at = ${now}, updated_at = ${now},
-          last_status = ${outcome.status}, last_error = NULL, locked_by = NULL, locked_until = NULL
-        WHERE ${owned}`.execute(db);
-      return;
-    }
+    const envelope = envelopeCte([{ row, outcome }], now);
+    const withEnvelope = envelope ? sql`WITH ${envelope}` : sql``;
     const wait = RETRY_SCHEDULE_SECONDS[row.attempts - 1];
     if (wait !== undefined) {
-      await sql`UPDATE webhook_deliveries SET next_attempt_at = ${new Date(now.getTime() + wait * 1000)},
+      await sql`${withEnvelope}
+        UPDATE webhook_deliveries SET next_attempt_at = ${new Date(now.getTime() + wait * 1000)},
           updated_at = ${now}, last_status = ${outcome.status}, last_error = ${outcome.error},
           locked_by = NULL, locked_until = NULL
         WHERE ${owned}`.execute(db);
@@ -222,7 +298,7 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
     }
     // Retries exhausted: settle the outbox row and list the dead letter, in one statement.
     await sql`
-      WITH dead AS (
+      WITH ${envelope ? sql`${envelope},` : sql``} dead AS (
         UPDATE webhook_deliveries SET state = 'dead', settled_at = ${now}, updated_at = ${now},
           last_status = ${outcome.status}, last_error = ${outcome.error}, locked_by = NULL, locked_until = NULL
         WHERE ${owned}
@@ -243,6 +319,7 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
 
   async function runOnce(): Promise<number> {
     const rows = await claim(concurrency);
+    const delivered: Attempted[] = [];
     await Promise.all(
       rows.map(async (row) => {
         const outcome = await attempt(row);
@@ -254,11 +331,21 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
             .catch(() => undefined);
           return;
         }
-        await record(row, outcome).catch((err: unknown) =>
+        if (outcome.error === null) {
+          delivered.push({ row, outcome });
+          return;
+        }
+        await recordFailure(row, outcome).catch((err: unknown) =>
           log.error({ err, eventId: row.event_id }, 'could not record a webhook delivery outcome'),
         );
       }),
     );
+    // Left unrecorded (a lost connection), the rows stay leased and are delivered again after the lease.
+    if (delivered.length > 0) {
+      await recordDelivered(delivered).catch((err: unknown) =>
+        log.error({ err, events: delivered.length }, 'could not record webhook deliveries'),
+      );
+    }
     return rows.length;
   }
 
@@ -281,7 +368,9 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
         log.warn({ err, workerId }, 'webhook dispatcher poll failed; retrying');
       }
       if (phase !== 'running') break;
-      if (n > 0 || woken) continue;
+      // A short batch took everything due when it was claimed: claim again only if a NOTIFY came
+      // in since (retries falling due and expired leases wait for the safety poll).
+      if (n >= concurrency || woken) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, pollIntervalMs);
         wake = () => {
