@@ -2,14 +2,14 @@
 // Embedded PGlite (temporary data directory) by default; with DATABASE_URL, a fresh database on
 // that PostgreSQL server, dropped afterwards. Results go to bench/results/. See bench/README.md.
 
+import { prepareBenchDatabase, type BenchDatabase } from './database.ts';
 import autocannon, { type Result } from 'autocannon';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { testConfig } from '../src/config.ts';
 import { systemClock } from '../src/core/clock.ts';
 import { openDatabase } from '../src/core/db/database.ts';
@@ -147,53 +147,6 @@ interface ScenarioResult {
   warnings: string[];
 }
 
-interface Database {
-  kind: 'pglite' | 'postgres';
-  description: string;
-  env: Record<string, string>;
-  drop(): Promise<void>;
-}
-
-async function prepareDatabase(): Promise<Database> {
-  const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) {
-    const dataDir = mkdtempSync(join(tmpdir(), 'purser-bench-'));
-    return {
-      kind: 'pglite',
-      description: 'embedded PGlite, fresh temporary data directory',
-      env: { PURSER_DATA_DIR: dataDir },
-      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
-    };
-  }
-  const name = `purser_bench_${RUN_ID}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  let version = '';
-  try {
-    const row = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0];
-    version = row?.server_version.split(' ')[0] ?? 'unknown';
-    await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    kind: 'postgres',
-    description: `PostgreSQL ${version} on ${url.host}, fresh database ${name}`,
-    env: { DATABASE_URL: url.toString() },
-    drop: async () => {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
-}
-
 function requestOptions(scenario: Scenario): { headers: Record<string, string>; body?: string } {
   const headers: Record<string, string> = { ...scenario.headers };
   if (scenario.body === undefined) return { headers };
@@ -209,7 +162,7 @@ let interrupted = false;
  * the service starts (signing in through SIWE needs a chain RPC, which the bench does not run).
  * The rows are those the sign-in flow writes: only the token's hash is stored.
  */
-async function seedSession(database: Database): Promise<string> {
+async function seedSession(database: BenchDatabase): Promise<string> {
   const config = testConfig(
     database.kind === 'postgres'
       ? { databaseUrl: database.env['DATABASE_URL'] ?? null }
@@ -259,7 +212,7 @@ interface FeeAccounts {
  * USD each, and one hot account whose prepaid cap an operator raised to 10,000,000 USD, holding
  * that much. Credits go through the ledger's own booking (creditPrepaid), as a top-up's would.
  */
-async function seedFeeAccounts(database: Database, count: number): Promise<FeeAccounts> {
+async function seedFeeAccounts(database: BenchDatabase, count: number): Promise<FeeAccounts> {
   const handle = await openDatabase(benchConfig(database));
   try {
     const now = new Date();
@@ -315,7 +268,7 @@ async function seedFeeAccounts(database: Database, count: number): Promise<FeeAc
  * balance row must equal minus the sum of its account's prepaid entries.
  */
 async function checkFeeBooks(
-  database: Database,
+  database: BenchDatabase,
 ): Promise<{ feeGroups: number; featureRequests: number; balanceMismatches: number }> {
   const handle = await openDatabase(benchConfig(database));
   try {
@@ -338,12 +291,8 @@ async function checkFeeBooks(
   }
 }
 
-function benchConfig(database: Database) {
-  return testConfig(
-    database.kind === 'postgres'
-      ? { databaseUrl: database.env['DATABASE_URL'] ?? null }
-      : { databaseUrl: null, dataDir: database.env['PURSER_DATA_DIR'] ?? '' },
-  );
+function benchConfig(database: BenchDatabase) {
+  return database.config;
 }
 
 let feeAccounts: FeeAccounts | null = null;
@@ -670,7 +619,7 @@ async function main(): Promise<number> {
     console.error('\ninterrupted: stopping after the current scenario, then cleaning up');
   });
 
-  const database = await prepareDatabase();
+  const database = await prepareBenchDatabase('run');
   let service: ServiceProcess | null = null;
   const scenarios: ScenarioResult[] = [];
   let startupMs = 0;

@@ -13,18 +13,18 @@
 // exactly as `purser worker` does (startService) plus the load generator on the service's own
 // database handle; this process holds the receiver. See bench/README.md.
 
+import { prepareBenchDatabase, type BenchDatabase } from './database.ts';
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { loadConfig, testConfig, type Config } from '../src/config.ts';
+import { loadConfig } from '../src/config.ts';
 import { systemClock } from '../src/core/clock.ts';
 import { openDatabase, type Db } from '../src/core/db/database.ts';
 import { migrate } from '../src/core/db/migrate.ts';
@@ -329,51 +329,6 @@ async function startReceiver(): Promise<Receiver> {
 // ---------------------------------------------------------------------------------------------
 // Database, seeding and the service
 
-interface BenchDatabase {
-  kind: 'pglite' | 'postgres';
-  description: string;
-  config: Config;
-  env: Record<string, string>;
-  drop(): Promise<void>;
-}
-
-async function prepareDatabase(): Promise<BenchDatabase> {
-  const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) {
-    const dataDir = mkdtempSync(join(tmpdir(), 'purser-bench-webhooks-'));
-    return {
-      kind: 'pglite',
-      description: 'embedded PGlite, fresh temporary data directory',
-      config: testConfig({ databaseUrl: null, dataDir }),
-      env: { PURSER_DATA_DIR: dataDir },
-      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
-    };
-  }
-  const name = `purser_bench_webhooks_${RUN_ID}`;
-  const onServer = async (statement: string) => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    try {
-      return await client.query<{ server_version?: string }>(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  const version = (await onServer('SHOW server_version')).rows[0]?.server_version?.split(' ')[0];
-  await onServer(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    kind: 'postgres',
-    description: `PostgreSQL ${version ?? 'unknown'} on ${url.host}, fresh database ${name}`,
-    config: testConfig({ databaseUrl: url.toString() }),
-    env: { DATABASE_URL: url.toString() },
-    drop: async () => {
-      await onServer(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-    },
-  };
-}
-
 /**
  * Accounts with a webhook endpoint at the receiver, through the module's own functions (the
  * destination vetted as the route does, the secret sealed as in production). Returns their ids
@@ -575,7 +530,7 @@ function measure(name: string, load: LoadResult, receiver: Receiver, burst: bool
   arrivals.sort((a, b) => a - b);
   const first = arrivals[0] ?? NaN;
   const last = arrivals.at(-1) ?? NaN;
-  const commitSpan = (Math.max(...load.committedAt) - load.startedAt) / 1000;
+  const commitSpan = (load.committedAt.reduce((a, b) => Math.max(a, b), -Infinity) - load.startedAt) / 1000;
   let perSecondMin: number | null = null;
   let perSecondMedian: number | null = null;
   if (burst && arrivals.length > 0) {
@@ -764,7 +719,7 @@ function appendToLatest(path: string, kind: string, section: string): boolean {
 async function main(): Promise<number> {
   const startedAt = new Date().toISOString().slice(0, 19) + 'Z';
   const machine = machineFacts();
-  const database = await prepareDatabase();
+  const database = await prepareBenchDatabase('webhooks');
   const receiver = await startReceiver();
   const phases: PhaseReport[] = [];
   const expected = new Set<string>();
@@ -826,6 +781,8 @@ async function main(): Promise<number> {
   const unexpected = [...receiver.arrivals.keys()].filter((id) => !expected.has(id)).length;
   const lost = phases.reduce((n, p) => n + p.lost, 0);
   if (lost > 0) problems.push(`${lost} events never arrived`);
+  const failedCommits = phases.reduce((n, p) => n + p.failedCommits, 0);
+  if (failedCommits > 0) problems.push(`${failedCommits} events could not be committed`);
   if (receiver.badSignatures > 0) problems.push(`${receiver.badSignatures} deliveries failed verification`);
   if (unexpected > 0) problems.push(`${unexpected} events arrived that the load did not commit`);
   problems.push(...receiver.problems);
