@@ -186,6 +186,31 @@ async function readExport(
     .limit(fetch)
     .execute();
 
+  // Payments to the platform (top-ups, x402 fees, auto-top-up arrows): never the signature, nor
+  // the request the payment carried.
+  const paymentCredits = await tx
+    .selectFrom('payment_settlements')
+    .select([
+      'id',
+      'purpose',
+      'chain_id',
+      'token',
+      'payer',
+      'payee',
+      'value',
+      'nonce',
+      'status',
+      'tx_hash',
+      'fail_reason',
+      'created_at',
+      'settled_at',
+    ])
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(fetch)
+    .execute();
+
   const balance = await tx
     .selectFrom('prepaid_balances')
     .select(['balance_micro'])
@@ -321,7 +346,21 @@ async function readExport(
       amount: String(e.amount),
       created_at: iso(e.created_at),
     })),
-    payment_credits: [],
+    payment_credits: bounded('payment_credits', paymentCredits, bound, truncated).map((p) => ({
+      id: p.id,
+      purpose: p.purpose,
+      chain_id: p.chain_id,
+      token: p.token,
+      payer: p.payer,
+      payee: p.payee,
+      value: p.value,
+      nonce: p.nonce,
+      status: p.status,
+      tx_hash: p.tx_hash,
+      fail_reason: p.fail_reason,
+      created_at: p.created_at.toISOString(),
+      settled_at: p.settled_at?.toISOString() ?? null,
+    })),
     balance: balance ? { micro: String(balance.balance_micro) } : null,
     events: bounded('events', events, bound, truncated).map((e) => ({
       id: e.id,

@@ -122,6 +122,24 @@ describe('POST /v1/balance/topups', () => {
       .where('account_id', '=', acc.accountId)
       .executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'settled', signature: null });
+
+    // The account export lists the payment, without its signature.
+    const exported = await t.app.fastify.inject({
+      method: 'GET',
+      url: '/v1/account/export',
+      headers: bearer(acc.sessionToken),
+    });
+    expect(exported.statusCode, exported.body).toBe(200);
+    expect(exported.json().payment_credits).toEqual([
+      expect.objectContaining({
+        id: created.topup.id,
+        purpose: 'topup',
+        status: 'settled',
+        value: String(5n * USD),
+        tx_hash: created.topup.tx_hash,
+      }),
+    ]);
+    expect(exported.body).not.toContain(body.signature.slice(2));
   });
 
   it('refuses bad authorizations with nothing broadcast, credited or consumed', async () => {
