@@ -45,6 +45,8 @@ interface Scenario {
    * round-robin over `many` accounts or all on the `one` hot account.
    */
   feeAccounts?: 'many' | 'one';
+  /** Every request carries its own new Idempotency-Key (the transactional path of a mutation). */
+  freshIdempotencyKey?: true;
 }
 
 const FEEDBACK_BODY = {
@@ -101,6 +103,14 @@ const SCENARIOS: Scenario[] = [
     path: '/v1/feedback',
     body: FEEDBACK_BODY,
     feeAccounts: 'many',
+  },
+  {
+    name: 'POST /v1/feedback, 1 USD prepaid fee, many accounts, a new Idempotency-Key each',
+    method: 'POST',
+    path: '/v1/feedback',
+    body: FEEDBACK_BODY,
+    feeAccounts: 'many',
+    freshIdempotencyKey: true,
   },
   {
     name: 'POST /v1/feedback, 1 USD prepaid fee, all on one account',
@@ -355,6 +365,7 @@ async function runScenario(service: ServiceProcess, scenario: Scenario): Promise
     headers['authorization'] = `Bearer ${rotation[0]}`;
   }
   let turn = 0;
+  let keySeq = 0;
   const send = () =>
     http(url, {
       method: scenario.method,
@@ -383,13 +394,19 @@ async function runScenario(service: ServiceProcess, scenario: Scenario): Promise
     warmup: { connections: CONNECTIONS, duration: WARMUP_S },
     timeout: 10,
     title: scenario.name,
-    ...(rotation.length > 1
+    ...(rotation.length > 1 || scenario.freshIdempotencyKey
       ? {
           requests: [
             {
               setupRequest: (req: { headers?: Record<string, string> }) => {
                 turn = (turn + 1) % rotation.length;
-                req.headers = { ...req.headers, authorization: `Bearer ${rotation[turn]}` };
+                req.headers = {
+                  ...req.headers,
+                  ...(rotation.length > 1 ? { authorization: `Bearer ${rotation[turn]}` } : {}),
+                  ...(scenario.freshIdempotencyKey
+                    ? { 'idempotency-key': `bench-${RUN_ID}-${(keySeq += 1)}` }
+                    : {}),
+                };
                 return req;
               },
             },

@@ -115,6 +115,7 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
         principal,
         clientIp,
         userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,
+        idempotencyKey: key,
         mutate: (fn) => {
           once('mutate');
           return runIdempotent(deps.db, deps.clock, idempotencyScope(), fn);

@@ -89,6 +89,12 @@ export interface RouteContext<S extends RouteSchemas> {
   clientIp: string;
   userAgent: string | null;
   /**
+   * The request's Idempotency-Key (null without one, or on a route that is not idempotent). A
+   * write that is one self-contained statement may commit alone (batched with concurrent ones)
+   * when it is null; with a key it must go through `mutate`, whose transaction holds the claim.
+   */
+  idempotencyKey: string | null;
+  /**
    * Runs `fn` in one transaction together with the Idempotency-Key claim and the stored
    * response, so a retry replays exactly what the first attempt committed.
    */

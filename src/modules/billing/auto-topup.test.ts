@@ -512,6 +512,27 @@ describe('firing', () => {
     expect(exported.body).not.toContain(soon.signature.slice(2));
   });
 
+  it('follows the rule whenever it is set: after the first top-up, and when the threshold moves', async () => {
+    // Funded first, rule afterwards: the balance row exists before the rule does.
+    const acc = await createAccountWithSession(t.db.db);
+    await fund(acc.accountId, 10n * USD);
+    await debit(acc.accountId, USD); // 9, no rule: nothing
+    expect(await fireJobs(acc.accountId)).toEqual([]);
+    expect((await putRule(acc.sessionToken, { threshold_usd: '5', max_per_month: 3 })).statusCode).toBe(200);
+    const payer = await newPayer(devnet, 10n * USD);
+    expect((await postArrows(acc.sessionToken, [await arrow(payer, 10n * USD)])).statusCode).toBe(201);
+    await debit(acc.accountId, USD); // 8: above 5
+    expect(await fireJobs(acc.accountId)).toEqual([]);
+    // The threshold raised above the balance: the next debit fires.
+    expect((await putRule(acc.sessionToken, { threshold_usd: '7.5', max_per_month: 3 })).statusCode).toBe(
+      200,
+    );
+    await debit(acc.accountId, USD / 2n); // 7.5: not below 7.5
+    expect(await fireJobs(acc.accountId)).toEqual([]);
+    await debit(acc.accountId, USD / 2n); // 7
+    expect(await fireJobs(acc.accountId)).toHaveLength(1);
+  });
+
   it('fires at most max_per_month arrows a month; raising it re-arms at once', async () => {
     const acc = await newAccountWithRule('5', 1);
     await fund(acc.accountId, 5n * USD + USD / 2n);

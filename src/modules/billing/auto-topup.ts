@@ -2,7 +2,8 @@
 // pre-signed EIP-3009 authorization (an "arrow") from the account's quiver is settled on-chain
 // and credited, at most `max_per_month` times a UTC month (docs/payments.md, "Auto-top-up").
 //
-// The fee path pays nothing for it but a primary-key probe: a trigger on prepaid_balances
+// The fee path pays nothing for it unless the balance falls below the threshold (the rule's
+// threshold is mirrored on the balance row, migration 0018): a trigger on prepaid_balances
 // (migration 0013) enqueues the account's `auto_topup.fire` job in the debit's own statement,
 // deduplicated by the job queue's singleton key. The job settles one arrow through the payments
 // module (purpose `auto_topup`); `autoTopupEffect` credits the balance and marks the arrow settled

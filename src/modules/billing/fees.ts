@@ -4,9 +4,16 @@
 import type { RawBuilder } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { DbExecutor } from '../../core/db/database.ts';
+import type { Db, DbExecutor } from '../../core/db/database.ts';
 import { formatUsd } from '../../core/money.ts';
-import { debitFee, paymentRequired } from './prepaid.ts';
+import { groupBatcher } from '../ledger/index.ts';
+import {
+  debitFee,
+  debitFeeAlone,
+  paymentRequired,
+  type DebitFeeParameters,
+  type DebitFeeResult,
+} from './prepaid.ts';
 import { meteringEnforced } from './settings.ts';
 
 export type MeteredProduct = 'conversion_intent' | 'pm_order' | 'feedback';
@@ -78,7 +85,29 @@ export async function chargeFee(
   if (!(await meteringEnforced(tx, deps.db, deps.config, deps.clock.now().getTime()))) {
     return { charged: false, reason: 'metering_off' };
   }
-  const res = await debitFee(tx, deps.clock, {
+  return chargeOutcome(params, await debitFee(tx, deps.clock, debitParameters(params)));
+}
+
+/**
+ * The same charge when the fee and its `then` calls are the whole write: booked in its own commit
+ * through the ledger's batcher (group commit with concurrent fees), outside any transaction. With
+ * metering off nothing is written (`charged: false`): the caller records in a transaction.
+ */
+export async function chargeFeeAlone(
+  deps: { config: Config; clock: Clock; db: Db },
+  params: ChargeFeeParameters,
+): Promise<ChargeFeeResult> {
+  if (!(await meteringEnforced(deps.db, deps.db, deps.config, deps.clock.now().getTime()))) {
+    return { charged: false, reason: 'metering_off' };
+  }
+  return chargeOutcome(
+    params,
+    await debitFeeAlone(groupBatcher(deps.db), deps.clock, debitParameters(params)),
+  );
+}
+
+function debitParameters(params: ChargeFeeParameters): DebitFeeParameters {
+  return {
     accountId: params.accountId,
     feeMicroUsd: params.feeMicroUsd,
     product: params.product,
@@ -87,7 +116,10 @@ export async function chargeFee(
     ...(params.policyHash === undefined ? {} : { policyHash: params.policyHash }),
     ...(params.groupId === undefined ? {} : { groupId: params.groupId }),
     ...(params.then === undefined ? {} : { then: params.then }),
-  });
+  };
+}
+
+function chargeOutcome(params: ChargeFeeParameters, res: DebitFeeResult): ChargeFeeResult {
   if (res.ok) {
     return {
       charged: true,

@@ -4,6 +4,7 @@
 export {
   creditPrepaid,
   debitFee,
+  debitFeeAlone,
   formatBalanceUsd,
   paymentRequired,
   readPrepaidBalance,
@@ -16,6 +17,7 @@ export {
 export { billingRoutes } from './routes.ts';
 export {
   chargeFee,
+  chargeFeeAlone,
   pmOrderFeeMicro,
   productFeeMicro,
   publishedFeeSchedule,

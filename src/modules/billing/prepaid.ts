@@ -12,7 +12,17 @@ import { AppError } from '../../core/errors/app-error.ts';
 import { newId } from '../../core/ids.ts';
 import { formatUsd } from '../../core/money.ts';
 import { eventCall } from '../events/index.ts';
-import { FEE_REVENUE, postGroup, prepaidAccount, transfer, TREASURY, USD } from '../ledger/index.ts';
+import {
+  FEE_REVENUE,
+  postGroup,
+  prepaidAccount,
+  transfer,
+  TREASURY,
+  USD,
+  type GroupBatcher,
+  type PostGroupParameters,
+  type PostGroupResult,
+} from '../ledger/index.ts';
 
 const PRODUCT = /^[a-z][a-z0-9_]{0,47}$/;
 
@@ -55,12 +65,29 @@ export async function debitFee(
   clock: Clock,
   params: DebitFeeParameters,
 ): Promise<DebitFeeResult> {
+  return debitOutcome(params, await postGroup(tx, clock, feeGroup(clock, params)));
+}
+
+/**
+ * The same debit booked in its own commit through the ledger's batcher (group commit with
+ * concurrent fees: src/modules/ledger/batcher.ts). Never inside a transaction.
+ */
+export async function debitFeeAlone(
+  batcher: GroupBatcher,
+  clock: Clock,
+  params: DebitFeeParameters,
+): Promise<DebitFeeResult> {
+  return debitOutcome(params, await batcher.post(clock, feeGroup(clock, params)));
+}
+
+/** The fee's ledger group, with its `balance.debited` event and the caller's `then` calls. */
+function feeGroup(clock: Clock, params: DebitFeeParameters): PostGroupParameters {
   if (params.feeMicroUsd <= 0n) throw new RangeError('debitFee: the fee must be positive');
   if (!PRODUCT.test(params.product)) throw new RangeError(`debitFee: bad product ${params.product}`);
   if (params.wallet != null && !/^0x[0-9a-fA-F]{40}$/.test(params.wallet))
     throw new RangeError(`debitFee: bad wallet ${params.wallet}`);
   const groupId = params.groupId ?? newId('lgr');
-  const result = await postGroup(tx, clock, {
+  return {
     settlementId: params.settlementId,
     accountId: params.accountId,
     kind: `fee.${params.product}`,
@@ -85,7 +112,10 @@ export async function debitFee(
     memo: params.wallet
       ? { product: params.product, wallet: params.wallet.toLowerCase() }
       : { product: params.product },
-  });
+  };
+}
+
+function debitOutcome(params: DebitFeeParameters, result: PostGroupResult): DebitFeeResult {
   if (result.ok) {
     return {
       ok: true,

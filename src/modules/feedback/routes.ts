@@ -1,5 +1,5 @@
 import { actorOf } from '../../core/http/actor.ts';
-import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
+import { defineRoute, type RouteDefinition, type RouteResult } from '../../core/http/route-table.ts';
 import { settlementEffects } from '../../settlement-effects.ts';
 import { pendingSettlementBody } from '../billing/index.ts';
 import { PendingSettlement } from '../payments/index.ts';
@@ -11,7 +11,13 @@ import {
   X402PaymentRequired,
 } from './schemas.ts';
 import { FEEDBACK_LIST_DEFAULT_LIMIT, listFeatureRequests } from './service.ts';
-import { feedbackPaymentRequired, payFeedbackWithX402, recordPrepaidFeedback } from './submit.ts';
+import {
+  feedbackPaymentRequired,
+  payFeedbackWithX402,
+  recordPrepaidFeedback,
+  recordPrepaidFeedbackAlone,
+  type PrepaidFeedbackResult,
+} from './submit.ts';
 
 export const feedbackRoutes: RouteDefinition[] = [
   defineRoute({
@@ -90,15 +96,26 @@ export const feedbackRoutes: RouteDefinition[] = [
           };
         });
       }
-      // The prepaid path commits with the Idempotency-Key claim (a retry never charges twice).
-      const recorded = await ctx.mutate(async (tx) => {
-        const result = await recordPrepaidFeedback(tx, ctx.deps, actor, ctx.body);
-        if (result.state === 'payment_required') return { status: 402, body: null };
-        return { status: 201, body: result.receipt };
-      });
+      // Without an Idempotency-Key the fee and the request are one statement committed alone (in a
+      // batch with concurrent requests); with one, they commit with the key's claim.
+      const alone =
+        ctx.idempotencyKey === null ? await recordPrepaidFeedbackAlone(ctx.deps, actor, ctx.body) : null;
+      const recorded: RouteResult =
+        alone !== null
+          ? prepaidAnswer(alone)
+          : await ctx.mutate(async (tx) =>
+              prepaidAnswer(await recordPrepaidFeedback(tx, ctx.deps, actor, ctx.body)),
+            );
       if (recorded.status !== 402) return recorded;
       // Not stored for replay (402 never is): the retry carrying X-PAYMENT must be processed.
       return { status: 402, body: await feedbackPaymentRequired(ctx.deps, actor.principal.accountId) };
     },
   }),
 ];
+
+/** 201 with the receipt, or a bare 402 the handler turns into the x402 answer. */
+function prepaidAnswer(result: PrepaidFeedbackResult): RouteResult {
+  return result.state === 'payment_required'
+    ? { status: 402, body: null }
+    : { status: 201, body: result.receipt };
+}

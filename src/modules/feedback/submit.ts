@@ -16,7 +16,15 @@ import type { Deadline } from '../../core/http/deadline.ts';
 import { newId } from '../../core/ids.ts';
 import { formatUsd } from '../../core/money.ts';
 import { auditCall, recordAudit } from '../audit/index.ts';
-import { authorizationSettlementId, chargeFee, creditPrepaid, debitFee } from '../billing/index.ts';
+import {
+  authorizationSettlementId,
+  chargeFee,
+  chargeFeeAlone,
+  creditPrepaid,
+  debitFee,
+  type ChargeFeeParameters,
+  type ChargeFeeResult,
+} from '../billing/index.ts';
 import { emitEvent, eventCall } from '../events/index.ts';
 import {
   findExistingSettlement,
@@ -98,6 +106,34 @@ export async function recordPrepaidFeedback(
   actor: Actor,
   input: FeedbackInput,
 ): Promise<PrepaidFeedbackResult> {
+  const request = prepaidFeedback(deps, actor, input);
+  const paid = await request.charged(() => chargeFee(tx, deps, request.charge));
+  if (paid) return paid;
+  // Metering is off: nothing was booked, so nothing of `then` ran. Record it free.
+  const free = request.free();
+  await insertFeatureRequest(tx, { ...request.row, updated_at: request.row.created_at });
+  await emitEvent(tx, deps.clock, free.facts.event);
+  await recordAudit(tx, deps.clock, free.facts.audit);
+  return { state: 'created', receipt: free.receipt };
+}
+
+/**
+ * The same request when nothing else shares its commit (no Idempotency-Key claim): the fee, the
+ * request, its event and audit fact are one statement booked through the ledger's batcher, so
+ * concurrent requests share a commit. Null when metering is off: record it with
+ * recordPrepaidFeedback in a transaction instead (nothing was written).
+ */
+export async function recordPrepaidFeedbackAlone(
+  deps: Pick<FeedbackDeps, 'config' | 'clock' | 'db'>,
+  actor: Actor,
+  input: FeedbackInput,
+): Promise<PrepaidFeedbackResult | null> {
+  const request = prepaidFeedback(deps, actor, input);
+  return request.charged(() => chargeFeeAlone(deps, request.charge));
+}
+
+/** What a prepaid feature request records, paid or (metering off) free. */
+function prepaidFeedback(deps: Pick<FeedbackDeps, 'config' | 'clock'>, actor: Actor, input: FeedbackInput) {
   const accountId = actor.principal.accountId;
   const id = newId('fr');
   const feeMicro = deps.config.fees.feedbackMicro;
@@ -138,33 +174,36 @@ export async function recordPrepaidFeedback(
   const groupId = newId('lgr');
   const paid: FeedbackReceipt = { id, status: 'open', charged_usd: formatUsd(feeMicro), paid_ref: groupId };
   const paidFacts = facts(paid, 'prepaid');
-  let charge: Awaited<ReturnType<typeof chargeFee>>;
-  try {
-    charge = await chargeFee(tx, deps, {
-      accountId,
-      product: 'feedback',
-      feeMicroUsd: feeMicro,
-      settlementId: `fee:feedback:${id}`,
-      groupId,
-      then: [
-        featureRequestCall(row),
-        eventCall(deps.clock, paidFacts.event).call,
-        auditCall(deps.clock, paidFacts.audit).call,
-      ],
-    });
-  } catch (err) {
-    if (err instanceof AppError && err.code === 'PAYMENT_REQUIRED') return { state: 'payment_required' };
-    throw err;
-  }
-  if (charge.charged) return { state: 'created', receipt: paid };
-
-  // Metering is off: nothing was booked, so nothing above ran. Record it free.
-  const free: FeedbackReceipt = { id, status: 'open', charged_usd: '0', paid_ref: null };
-  const freeFacts = facts(free, 'free');
-  await insertFeatureRequest(tx, { ...row, updated_at: now });
-  await emitEvent(tx, deps.clock, freeFacts.event);
-  await recordAudit(tx, deps.clock, freeFacts.audit);
-  return { state: 'created', receipt: free };
+  const charge: ChargeFeeParameters = {
+    accountId,
+    product: 'feedback',
+    feeMicroUsd: feeMicro,
+    settlementId: `fee:feedback:${id}`,
+    groupId,
+    then: [
+      featureRequestCall(row),
+      eventCall(deps.clock, paidFacts.event).call,
+      auditCall(deps.clock, paidFacts.audit).call,
+    ],
+  };
+  return {
+    row,
+    charge,
+    /** Runs the charge: the created result, payment_required, or null when metering is off. */
+    async charged(run: () => Promise<ChargeFeeResult>): Promise<PrepaidFeedbackResult | null> {
+      try {
+        const result = await run();
+        return result.charged ? { state: 'created', receipt: paid } : null;
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'PAYMENT_REQUIRED') return { state: 'payment_required' };
+        throw err;
+      }
+    },
+    free() {
+      const receipt: FeedbackReceipt = { id, status: 'open', charged_usd: '0', paid_ref: null };
+      return { receipt, facts: facts(receipt, 'free') };
+    },
+  };
 }
 
 /**

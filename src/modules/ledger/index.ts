@@ -23,15 +23,24 @@ export {
   balanceOf,
   LedgerError,
   postGroup,
+  postGroups,
   readGroup,
   reverseGroup,
   transfer,
+  type BatchedGroup,
   type LedgerEntryInput,
   type LedgerGroup,
   type PostGroupParameters,
   type PostGroupResult,
   type ReverseGroupParameters,
 } from './ledger.ts';
+export {
+  DEFAULT_BATCHER_OPTIONS,
+  GroupBatcher,
+  groupBatcher,
+  type BatcherStats,
+  type GroupBatcherOptions,
+} from './batcher.ts';
 export {
   expireHolds,
   placeHold,

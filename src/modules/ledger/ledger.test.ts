@@ -148,6 +148,22 @@ describe('postGroup', () => {
     });
     await expect(attempt).rejects.toThrow(/does not balance/);
     expect(await groupCount()).toBe(before);
+
+    // One more entry for a booked, balanced group, in a later statement: refused too.
+    const booked = await post({
+      settlementId: newId('s'),
+      accountId,
+      kind: 'deposit',
+      entries: transfer(TREASURY, FEE_REVENUE, USD, 7n),
+    });
+    if (!booked.ok) throw new Error('booking failed');
+    await expect(
+      database.handle.db
+        .insertInto('ledger_entries')
+        .values({ group_id: booked.groupId, ledger_account: TREASURY, asset: USD, amount: '1' })
+        .execute(),
+    ).rejects.toThrow(/does not balance/);
+    expect((await readGroup(database.handle.db, booked.groupId, accountId))?.entries).toHaveLength(2);
   });
 
   it('books a settlement identity once; other amounts are a conflict', async () => {

@@ -149,15 +149,7 @@ async function book(
   params: PostGroupParameters,
   reverses: string | null,
 ): Promise<PostGroupResult> {
-  const problems = groupProblems(params);
-  if (problems.length > 0) throw new LedgerError(`ledger group refused: ${problems.join('; ')}`);
-  const groupId = params.groupId ?? newId('lgr');
-  const post = sql`purser_ledger_post(${groupId}, ${params.settlementId},
-      ${groupFingerprint(params.accountId, params.entries)}, ${params.accountId}, ${params.kind},
-      ${params.policyHash ?? null}, ${reverses}, ${JSON.stringify(params.memo ?? {})}::jsonb,
-      ${clock.now()}::timestamptz,
-      ${params.entries.map((e) => e.account)}::text[], ${params.entries.map((e) => e.asset)}::text[],
-      ${params.entries.map((e) => e.amount.toString())}::numeric[])`;
+  const post = postCall(params, clock.now(), reverses);
   const then = params.then ?? [];
   const result =
     then.length === 0
@@ -167,10 +159,62 @@ async function book(
       : // The booking first (a materialized CTE), then the calls, only for a new booking.
         await sql<PostRow>`
           WITH post AS MATERIALIZED (SELECT * FROM ${post})
-          SELECT outcome, group_id, group_seq, prepaid_account, prepaid_balance,
-            CASE WHEN outcome = 'ok' THEN ARRAY[${sql.join(then.map((c) => sql`(${c})::text`))}] END AS facts
+          SELECT outcome, group_id, group_seq, prepaid_account, prepaid_balance, ${thenFacts(then)} AS facts
           FROM post`.execute(tx);
   return postResult(result.rows[0]);
+}
+
+/** The call of purser_ledger_post booking `params` (refused here when the group is malformed). */
+function postCall(params: PostGroupParameters, at: Date, reverses: string | null): RawBuilder<unknown> {
+  const problems = groupProblems(params);
+  if (problems.length > 0) throw new LedgerError(`ledger group refused: ${problems.join('; ')}`);
+  const groupId = params.groupId ?? newId('lgr');
+  return sql`purser_ledger_post(${groupId}, ${params.settlementId},
+      ${groupFingerprint(params.accountId, params.entries)}, ${params.accountId}, ${params.kind},
+      ${params.policyHash ?? null}, ${reverses}, ${JSON.stringify(params.memo ?? {})}::jsonb,
+      ${at}::timestamptz,
+      ${params.entries.map((e) => e.account)}::text[], ${params.entries.map((e) => e.asset)}::text[],
+      ${params.entries.map((e) => e.amount.toString())}::numeric[])`;
+}
+
+/** The `then` calls as one select-list expression, evaluated only on the row of a new booking. */
+function thenFacts(then: RawBuilder<unknown>[]): RawBuilder<unknown> {
+  if (then.length === 0) return sql`NULL::text[]`;
+  return sql`CASE WHEN outcome = 'ok' THEN ARRAY[${sql.join(then.map((c) => sql`(${c})::text`))}] END`;
+}
+
+/** One booking of a batch: the group and the time it is booked at (its `created_at`). */
+export interface BatchedGroup {
+  params: PostGroupParameters;
+  at: Date;
+}
+
+/**
+ * Books several groups in ONE statement (one round trip, and one commit when `db` is not in a
+ * transaction): each group exactly as postGroup would book it, with its own outcome, in the order
+ * given, its `then` calls right after its own booking. A group that is `insufficient` or a
+ * `conflict` writes nothing and does not stop the others. An error (a refused row, a deadlock)
+ * aborts the whole statement: nothing of any group is written. Callers that run batches
+ * concurrently pass the groups sorted by account, so batches take row locks in one order.
+ * Malformed groups are refused (LedgerError) before anything is sent.
+ */
+export async function postGroups(db: DbExecutor, batch: BatchedGroup[]): Promise<PostGroupResult[]> {
+  if (batch.length === 0) return [];
+  const posts = batch.map(
+    ({ params, at }, i) =>
+      sql`${sql.raw(`b${i}`)} AS MATERIALIZED (SELECT * FROM ${postCall(params, at, null)})`,
+  );
+  // UNION ALL reads its branches in order, so group i is booked (and its calls made) before i + 1.
+  const rows = batch.map(
+    ({ params }, i) =>
+      sql`SELECT ${sql.lit(i)}::int AS i, outcome, group_id, group_seq, prepaid_account, prepaid_balance,
+            ${thenFacts(params.then ?? [])} AS facts FROM ${sql.raw(`b${i}`)}`,
+  );
+  const result = await sql<
+    PostRow & { i: number }
+  >`WITH ${sql.join(posts)} ${sql.join(rows, sql` UNION ALL `)}`.execute(db);
+  const byIndex = new Map(result.rows.map((r) => [Number(r.i), r]));
+  return batch.map((_, i) => postResult(byIndex.get(i)));
 }
 
 function postResult(row: PostRow | undefined): PostGroupResult {

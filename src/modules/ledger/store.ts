@@ -52,6 +52,8 @@ export interface PrepaidBalancesTable {
   balance_micro: string;
   held_micro: Generated<string>;
   updated_at: Timestamp;
+  /** The account's auto-top-up threshold, mirrored from its rule by triggers (migration 0018). */
+  auto_topup_below: Generated<string | null>;
 }
 
 declare module '../../core/db/schema.ts' {
