@@ -75,9 +75,7 @@ export async function admitPrepaidCredit(
   if (!row) throw new Error('prepaid cap totals: no row');
   const openAccount = BigInt(row.open_account);
   const openAll = BigInt(row.open_all);
-  const floatRow = { total: row.float };
-  const accountRow = { balance_micro: row.account_balance };
-  const accountBalance = BigInt(accountRow?.balance_micro ?? 0);
+  const accountBalance = BigInt(row.account_balance);
   if (accountBalance + openAccount + valueMicro > cap) {
     throw new AppError(
       'LIMIT_EXCEEDED',
@@ -90,7 +88,7 @@ export async function admitPrepaidCredit(
       },
     );
   }
-  const float = BigInt(floatRow.total);
+  const float = BigInt(row.float);
   if (float + openAll + valueMicro > settings.floatCapMicro) {
     throw new AppError(
       'LIMIT_EXCEEDED',

@@ -1,6 +1,6 @@
 // The payments module's table (migration 0011): settlements of EIP-3009 authorizations.
 
-import { sql, type ColumnType, type Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
@@ -189,22 +189,6 @@ export async function listStaleSettlements(
     .orderBy('updated_at')
     .limit(limit)
     .execute();
-}
-
-/** Sum of unfinished settlement values of a purpose (optionally of one account): money on its way in. */
-export async function sumOpenSettlements(
-  db: DbExecutor,
-  purposes: string[],
-  accountId?: string,
-): Promise<bigint> {
-  let q = db
-    .selectFrom('payment_settlements')
-    .select(sql<string>`coalesce(sum(value), 0)::text`.as('total'))
-    .where('status', 'in', ['recorded', 'broadcast'])
-    .where('purpose', 'in', purposes);
-  if (accountId !== undefined) q = q.where('account_id', '=', accountId);
-  const row = await q.executeTakeFirstOrThrow();
-  return BigInt(row.total);
 }
 
 /** Deletes a settlement that was recorded and never sent (nothing left the service). */

@@ -106,37 +106,32 @@ export async function findOffSwitch(
     .executeTakeFirst();
 }
 
+type OffSwitchInput = {
+  scope: SwitchScope;
+  target: string;
+  source: SwitchSource;
+  reason: string;
+  setBy: string;
+  at: Date;
+};
+
 /** Switches off (or replaces the reason of a switch already off); returns the row. */
-export async function upsertOffSwitch(
-  db: DbExecutor,
-  row: { scope: SwitchScope; target: string; source: SwitchSource; reason: string; setBy: string; at: Date },
-): Promise<OffSwitch> {
-  return db
-    .insertInto('execution_switches')
-    .values({
-      scope: row.scope,
-      target: row.target,
-      source: row.source,
-      reason: row.reason,
-      set_by: row.setBy,
-      set_at: row.at,
-      account_ref: row.scope === 'account' ? row.target : null,
-    })
-    .onConflict((oc) =>
-      oc.columns(['scope', 'target', 'source']).doUpdateSet({
-        reason: row.reason,
-        set_by: row.setBy,
-        set_at: row.at,
-      }),
-    )
-    .returning(COLUMNS)
-    .executeTakeFirstOrThrow();
+export async function upsertOffSwitch(db: DbExecutor, row: OffSwitchInput): Promise<OffSwitch> {
+  const written = await insertOffSwitch(db, row, 'replace');
+  if (!written) throw new Error('upsertOffSwitch: no row returned');
+  return written;
 }
 
 /** Switches off unless already off (the first reason stands); returns the row inserted, or undefined. */
-export async function insertOffSwitchIfOn(
+export function insertOffSwitchIfOn(db: DbExecutor, row: OffSwitchInput): Promise<OffSwitch | undefined> {
+  return insertOffSwitch(db, row, 'keep');
+}
+
+/** The switch row; on an existing one, `replace` its reason and setter or `keep` it (no row returned). */
+function insertOffSwitch(
   db: DbExecutor,
-  row: { scope: SwitchScope; target: string; source: SwitchSource; reason: string; setBy: string; at: Date },
+  row: OffSwitchInput,
+  existing: 'replace' | 'keep',
 ): Promise<OffSwitch | undefined> {
   return db
     .insertInto('execution_switches')
@@ -149,7 +144,12 @@ export async function insertOffSwitchIfOn(
       set_at: row.at,
       account_ref: row.scope === 'account' ? row.target : null,
     })
-    .onConflict((oc) => oc.columns(['scope', 'target', 'source']).doNothing())
+    .onConflict((oc) => {
+      const target = oc.columns(['scope', 'target', 'source']);
+      return existing === 'keep'
+        ? target.doNothing()
+        : target.doUpdateSet({ reason: row.reason, set_by: row.setBy, set_at: row.at });
+    })
     .returning(COLUMNS)
     .executeTakeFirst();
 }
