@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
@@ -336,6 +336,60 @@ describe('webhook delivery', () => {
       headers,
     });
     expectErrorBody(bad, 400, 'INVALID_REQUEST');
+  });
+
+  it('sends again, in the same attempt, when a kept-alive connection was closed by the receiver', async () => {
+    // A receiver that answers the first request of each connection and keeps it open, then drops
+    // the connection when a second request arrives on it (as a server whose idle timeout fired
+    // just as the connection was reused).
+    const seen: string[] = [];
+    const sockets = new Set<Socket>();
+    const server = createNetServer((socket) => {
+      sockets.add(socket);
+      let requests = 0;
+      let buffered = '';
+      socket.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString('utf8');
+        const id = /x-service-event-id: (\S+)/i.exec(buffered)?.[1];
+        if (!id || !buffered.includes('}')) return; // wait for the whole request
+        buffered = '';
+        requests += 1;
+        seen.push(id);
+        if (requests === 1) socket.write('HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n');
+        else socket.destroy();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { accountId, headers } = await accountWithEndpoint();
+      const port = (server.address() as AddressInfo).port;
+      const put = await t.app.fastify.inject({
+        method: 'PUT',
+        url: '/v1/webhooks/endpoint',
+        headers,
+        payload: { url: `http://127.0.0.1:${port}/hooks` },
+      });
+      expect(put.statusCode).toBe(200);
+      const d = dispatcher();
+      const [first] = await emit(accountId, 1);
+      expect(await d.drain()).toBe(1); // a new connection, answered and kept open
+      const [second] = await emit(accountId, 1);
+      expect(await d.drain()).toBe(1); // the kept one: dropped, then sent again on a new one
+      expect(seen.filter((id) => id === first)).toHaveLength(1);
+      expect(seen.filter((id) => id === second)).toHaveLength(2);
+      const rows = await t.db.db
+        .selectFrom('webhook_deliveries')
+        .select(['state', 'attempts'])
+        .where('account_id', '=', accountId)
+        .execute();
+      expect(rows).toEqual([
+        { state: 'delivered', attempts: 1 },
+        { state: 'delivered', attempts: 1 },
+      ]);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('a delivery held by a worker that died is taken over when its lease runs out', async () => {
