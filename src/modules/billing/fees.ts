@@ -7,13 +7,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
 import { formatUsd } from '../../core/money.ts';
 import { groupBatcher } from '../ledger/index.ts';
-import {
-  debitFee,
-  debitFeeAlone,
-  paymentRequired,
-  type DebitFeeParameters,
-  type DebitFeeResult,
-} from './prepaid.ts';
+import { debitFee, debitFeeAlone, paymentRequired, type DebitFeeResult } from './prepaid.ts';
 import { meteringEnforced } from './settings.ts';
 
 export type MeteredProduct = 'conversion_intent' | 'pm_order' | 'feedback';
@@ -85,7 +79,7 @@ export async function chargeFee(
   if (!(await meteringEnforced(tx, deps.db, deps.config, deps.clock.now().getTime()))) {
     return { charged: false, reason: 'metering_off' };
   }
-  return chargeOutcome(params, await debitFee(tx, deps.clock, debitParameters(params)));
+  return chargeOutcome(params, await debitFee(tx, deps.clock, params));
 }
 
 /**
@@ -100,23 +94,7 @@ export async function chargeFeeAlone(
   if (!(await meteringEnforced(deps.db, deps.db, deps.config, deps.clock.now().getTime()))) {
     return { charged: false, reason: 'metering_off' };
   }
-  return chargeOutcome(
-    params,
-    await debitFeeAlone(groupBatcher(deps.db), deps.clock, debitParameters(params)),
-  );
-}
-
-function debitParameters(params: ChargeFeeParameters): DebitFeeParameters {
-  return {
-    accountId: params.accountId,
-    feeMicroUsd: params.feeMicroUsd,
-    product: params.product,
-    settlementId: params.settlementId,
-    ...(params.wallet === undefined ? {} : { wallet: params.wallet }),
-    ...(params.policyHash === undefined ? {} : { policyHash: params.policyHash }),
-    ...(params.groupId === undefined ? {} : { groupId: params.groupId }),
-    ...(params.then === undefined ? {} : { then: params.then }),
-  };
+  return chargeOutcome(params, await debitFeeAlone(groupBatcher(deps.db), deps.clock, params));
 }
 
 function chargeOutcome(params: ChargeFeeParameters, res: DebitFeeResult): ChargeFeeResult {
