@@ -114,25 +114,19 @@ async function claimAndRun(
   let claiming = false;
   try {
     return await db.transaction().execute(async (tx) => {
-      await sql`SELECT set_config('lock_timeout', ${IN_FLIGHT_WAIT}, true)`.execute(tx);
+      // One call claims the key: it waits at most IN_FLIGHT_WAIT for a first request still in
+      // flight, then puts the transaction's lock_timeout back for the domain write (migration 0019).
       claiming = true;
       const now = clock.now();
-      const claimed = await sql<{ claimed: number }>`
-        INSERT INTO idempotency_keys
-          (scope, method, path, key, fingerprint, response_status, response_body, response_type, created_at, expires_at)
-        VALUES (${scope.scope}, ${scope.method}, ${scope.path}, ${scope.key}, ${scope.fingerprint}, 0, '', '',
-                ${now}, ${new Date(now.getTime() + IDEMPOTENCY_TTL_MS)})
-        ON CONFLICT (scope, method, path, key) DO UPDATE
-          SET fingerprint = EXCLUDED.fingerprint, response_status = 0, response_body = '', response_type = '',
-              created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-          WHERE idempotency_keys.expires_at <= ${now}
-        RETURNING 1 AS claimed`.execute(tx);
-      if (claimed.rows.length === 0) {
+      const expires = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
+      const { scope: owner, method, path, key, fingerprint } = scope;
+      const claimed = await sql<{ claimed: boolean }>`
+        SELECT purser_claim_idempotency_key(${owner}, ${method}, ${path}, ${key}, ${fingerprint},
+          ${now}, ${expires}, ${IN_FLIGHT_WAIT}) AS claimed`.execute(tx);
+      if (claimed.rows[0]?.claimed !== true) {
         claimLost = true;
         throw new ClaimLost();
       }
-      // The short wait is for the claim only: the domain write's own lock waits keep the default.
-      await sql`SET LOCAL lock_timeout TO DEFAULT`.execute(tx);
       claiming = false;
       const result = await fn(tx);
       const text = serialize(result);
