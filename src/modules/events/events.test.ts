@@ -75,7 +75,15 @@ describe('events and audit facts (transactional outbox)', () => {
     );
     expect((await listEvents(db, 'acc_c', 10))[0]?.kind).toBe('x.happened');
 
-    // The housekeeping sweep's path: only a transaction that opts in may delete.
+    // The housekeeping sweep's path: only a transaction that opts in may delete, and even it may
+    // not edit.
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await sql`SET LOCAL purser.retention = 'on'`.execute(tx);
+        await sql`UPDATE events SET kind = 'rewritten' WHERE account_id = 'acc_c'`.execute(tx);
+      }),
+    ).rejects.toThrow(/append-only: UPDATE refused/);
+    expect((await listEvents(db, 'acc_c', 10))[0]?.kind).toBe('x.happened');
     await db.transaction().execute(async (tx) => {
       await sql`SET LOCAL purser.retention = 'on'`.execute(tx);
       await sql`DELETE FROM events WHERE account_id = 'acc_c'`.execute(tx);

@@ -209,7 +209,7 @@ describe('postGroup', () => {
     expect(await balanceOf(database.handle.db, wallet, USDC)).toBe(3n);
   });
 
-  it('refuses UPDATE, DELETE and TRUNCATE of ledger rows; the retention sweep alone gets through', async () => {
+  it('refuses UPDATE, DELETE and TRUNCATE of ledger rows; the retention sweep alone deletes', async () => {
     const res = await post({
       settlementId: newId('s'),
       accountId,
@@ -239,6 +239,20 @@ describe('postGroup', () => {
       kind: 'deposit',
       entries: transfer(walletAccount(8453, randomAddress()), externalAccount(8453), USDC, 1n),
     });
+    // Retention deletes; it never edits or truncates.
+    for (const change of [
+      sql`UPDATE ledger_entries SET amount = amount * 2 WHERE group_id = ${res.groupId}`,
+      sql`UPDATE ledger_groups SET kind = 'x' WHERE id = ${res.groupId}`,
+      sql`TRUNCATE ledger_entries`,
+    ]) {
+      await expect(
+        withTransaction(db, async (tx) => {
+          await sql`SET LOCAL purser.retention = 'on'`.execute(tx);
+          await change.execute(tx);
+        }),
+      ).rejects.toThrow(/append-only/);
+    }
+    expect((await readGroup(db, res.groupId, accountId))?.entries.map((e) => e.amount)).toEqual([1n, -1n]);
     await withTransaction(db, async (tx) => {
       await sql`SET LOCAL purser.retention = 'on'`.execute(tx);
       await tx.deleteFrom('accounts').where('id', '=', fixture.accountId).execute();
