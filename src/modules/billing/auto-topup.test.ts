@@ -392,6 +392,37 @@ describe('POST /v1/balance/auto-topup/arrows', () => {
     const other = await createAccountWithSession(t.db.db);
     const err = expectErrorBody(await postArrows(other.sessionToken, [good]), 400, 'PAYMENT_INVALID');
     expect(err.message).toMatch(/already submitted as another arrow/);
+
+    // Nor spend it as a top-up or an x402 fee: the arrow stays ready for the auto-top-up.
+    const balanceBefore = await balanceOf(acc.accountId);
+    const asTopup = expectErrorBody(
+      await call('POST', '/v1/balance/topups', acc.sessionToken, good),
+      400,
+      'PAYMENT_INVALID',
+    );
+    expect(asTopup.message).toMatch(/auto-top-up arrow \(invalid_transaction_state\)/);
+    const xPayment = Buffer.from(
+      JSON.stringify({ x402Version: 1, scheme: 'exact', network: 'base', payload: good }),
+    ).toString('base64');
+    const asFee = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/feedback',
+      headers: { ...bearer(other.sessionToken), 'x-payment': xPayment },
+      payload: { title: 'Paid with an arrow', body: 'This request tries to pay with a quiver arrow.' },
+    });
+    expect(expectErrorBody(asFee, 400, 'PAYMENT_INVALID').message).toMatch(/auto-top-up arrow/);
+    expect(await relayerNonce()).toBe(nonceBefore + 1);
+    expect(await balanceOf(acc.accountId)).toBe(balanceBefore);
+    expect(await balanceOf(other.accountId)).toBe(0n);
+    expect((await getState(acc.sessionToken)).json().quiver.ready).toBe(1);
+    expect(
+      await chain().authorizationState(
+        PAYMENTS_CHAIN,
+        setup.usdc,
+        payer.address,
+        good.authorization.nonce as `0x${string}`,
+      ),
+    ).toBe(false);
   });
 
   it(`holds at most ${QUIVER_CAP} ready arrows`, async () => {

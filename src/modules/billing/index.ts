@@ -38,6 +38,7 @@ export {
   admitPrepaidCredit,
   authorizationSettlementId,
   pendingSettlementBody,
+  refuseQuiverAuthorization,
   topupEffect,
 } from './topups.ts';
 export { billingOverview, type BillingOverview } from './overview.ts';

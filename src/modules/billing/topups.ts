@@ -4,7 +4,7 @@
 
 import { sql } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
-import type { Tx } from '../../core/db/database.ts';
+import type { DbExecutor, Tx } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import type { Actor } from '../../core/http/actor.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
@@ -24,6 +24,7 @@ import {
   type SettlementRow,
   type SubmittedAuthorization,
 } from '../payments/index.ts';
+import { findArrowByNonce } from './auto-topup-store.ts';
 import { creditPrepaid, formatBalanceUsd } from './prepaid.ts';
 import { accountPrepaidCap, readBillingSettings } from './settings.ts';
 
@@ -127,6 +128,34 @@ function topupView(row: SettlementRow): TopupView {
 }
 
 /**
+ * Refuses, as a top-up or an x402 payment, an authorization that is an arrow in an auto-top-up
+ * quiver (any state): the quiver keeps it for a later top-up, which would fail on a nonce already
+ * used, and count as a failure towards suspension. Arrows are refused the other way round when
+ * added (addArrows).
+ */
+export async function refuseQuiverAuthorization(
+  db: DbExecutor,
+  terms: PaymentTerms,
+  submitted: SubmittedAuthorization,
+): Promise<void> {
+  const a = submitted.authorization;
+  const arrow = await findArrowByNonce(
+    db,
+    terms.chainId,
+    terms.asset.toLowerCase(),
+    a.from.toLowerCase(),
+    a.nonce,
+  );
+  if (!arrow) return;
+  throw new AppError(
+    'PAYMENT_INVALID',
+    `The nonce ${a.nonce} of ${a.from} was already submitted as an auto-top-up arrow (invalid_transaction_state). ` +
+      'Nothing was broadcast or credited.',
+    { remediation: 'Sign a new authorization with a fresh random nonce; the arrow stays in the quiver.' },
+  );
+}
+
+/**
  * Tops up the prepaid balance. Throws PAYMENT_INVALID (a check failed, or the settlement failed:
  * nothing credited), LIMIT_EXCEEDED (a cap; nothing broadcast), UNAVAILABLE (payments not
  * configured, chain unreadable), DEADLINE_EXCEEDED (nothing transmitted).
@@ -164,6 +193,7 @@ export async function topUp(
         : { state: 'pending', row: existing };
     if (existing.status === 'failed') outcome = { state: 'failed', row: existing };
   } else {
+    await refuseQuiverAuthorization(deps.db, terms, submitted);
     await verifyAuthorization(deps, terms, submitted, {
       atLeast: MIN_TOPUP_MICRO,
       atMost: 1_000_000_000_000n * 1_000_000n,

@@ -22,6 +22,8 @@ import {
   chargeFeeAlone,
   creditPrepaid,
   debitFee,
+  formatBalanceUsd,
+  refuseQuiverAuthorization,
   type ChargeFeeParameters,
   type ChargeFeeResult,
 } from '../billing/index.ts';
@@ -275,6 +277,7 @@ export async function payFeedbackWithX402(
   if (existing) {
     outcome = sameRequestOutcome(existing, accountId, submitted, input);
   } else {
+    await refuseQuiverAuthorization(deps.db, terms, submitted);
     try {
       await verifyAuthorization(deps, terms, submitted, { exactly: deps.config.fees.feedbackMicro });
     } catch (err) {
@@ -439,7 +442,7 @@ export const feedbackEffect: SettlementEffect = async (tx, clock: Clock, row, tx
     payload: {
       source: 'x402',
       value_usd: formatUsd(value),
-      balance_usd: credit.balanceMicro === null ? null : formatUsd(credit.balanceMicro),
+      balance_usd: credit.balanceMicro === null ? null : formatBalanceUsd(credit.balanceMicro),
       payer: row.payer,
       tx_hash: hash,
     },
