@@ -227,7 +227,6 @@ async function main(): Promise<void> {
       db: db.handle.db,
       clock,
       objectStore: createFilesystemObjectStore({ root: storeDir }),
-      bucketBound: false,
     };
     const wallets = new Map<number, string>();
     const seeding: Record<string, number> = {};

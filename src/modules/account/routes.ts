@@ -136,7 +136,7 @@ export const accountRoutes: RouteDefinition[] = [
         ctx.deps.clock,
         principal.accountId,
         EXPORT_ARRAY_BOUND,
-        ctx.deps.config.statements.s3 !== null,
+        ctx.deps.objectStore?.kind === 's3',
       );
       return { status: 200, body, headers: { 'cache-control': 'no-store' } };
     },

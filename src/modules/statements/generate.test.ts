@@ -39,7 +39,7 @@ beforeAll(async () => {
   t = await createTestApp({ clock });
   ({ accountId } = await createAccount(t.db.db));
   wallet = randomAddress();
-  deps = { db: t.db.db, clock, objectStore: t.deps.objectStore!, bucketBound: false };
+  deps = { db: t.db.db, clock, objectStore: t.deps.objectStore! };
   for (let g = 0; g < GROUPS; g++) {
     const amounts = Array.from({ length: PER_GROUP }, (_, i) => BigInt(g * PER_GROUP + i + 1));
     const total = amounts.reduce((x, y) => x + y, 0n);
@@ -203,7 +203,7 @@ describe('in an S3 bucket', () => {
 
   it('stores the export in the bucket, reports bucket_bound and reads it back', async () => {
     const s3 = createS3ObjectStore({ endpoint: fake.endpoint, stagingDir: staging, ...credentials });
-    const result = await generateStatement({ ...deps, objectStore: s3, bucketBound: true }, params());
+    const result = await generateStatement({ ...deps, objectStore: s3 }, params());
     expect(result.export.bucketBound).toBe(true);
     const stored = fake.objects.get(result.export.key);
     expect(stored?.contentType).toBe('application/json; charset=utf-8');

@@ -39,9 +39,8 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 export interface GenerateStatementDeps {
   db: Db;
   clock: Clock;
+  /** Where exports are kept; an S3 bucket is reported as `export.bucket_bound`. */
   objectStore: ObjectStore;
-  /** Whether the store is an S3 bucket (reported as `export.bucket_bound`). */
-  bucketBound: boolean;
 }
 
 export interface GenerateStatementParameters {
@@ -190,7 +189,7 @@ export async function generateStatement(
         key,
         bytes,
         contentType,
-        bucketBound: deps.bucketBound,
+        bucketBound: deps.objectStore.kind === 's3',
         downloadPath: statementDownloadPath(contentHash),
       },
       created,

@@ -58,7 +58,6 @@ export const statementsRoutes: RouteDefinition[] = [
           db: ctx.deps.db,
           clock: ctx.deps.clock,
           objectStore,
-          bucketBound: ctx.deps.config.statements.s3 !== null,
         },
         {
           accountId: principal.accountId,
@@ -110,7 +109,7 @@ export const statementsRoutes: RouteDefinition[] = [
       return {
         status: 200,
         body: null,
-        // The route table sends text bodies; the object is read whole here (see docs/statements.md).
+        // The stored object's stream, piped to the client as it is read (never held whole).
         raw: { text: stored.body, contentType: stored.contentType },
         headers: {
           etag: `"${hex}"`,
