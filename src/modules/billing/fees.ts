@@ -36,6 +36,7 @@ export function publishedFeeSchedule(config: Config, enforced: boolean): Publish
 
 /** The fee of a prediction-market order of `notionalMicro` USD: base plus bps of the notional, rounded up. */
 export function pmOrderFeeMicro(config: Config, notionalMicro: bigint): bigint {
+  if (notionalMicro < 0n) throw new RangeError('pmOrderFeeMicro: the notional cannot be negative');
   const bps = BigInt(config.fees.pmOrderBps);
   return config.fees.pmOrderBaseMicro + (notionalMicro * bps + 9_999n) / 10_000n;
 }

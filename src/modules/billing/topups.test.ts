@@ -319,16 +319,21 @@ describe('POST /v1/balance/topups', () => {
     await setPrepaidCap(t.db.db, 'float', BigInt(float.total) + USD, 'test', new Date());
     try {
       const other = await createAccountWithSession(t.db.db);
-      const floatErr = expectErrorBody(
-        await topup(
-          other.sessionToken,
-          await signAuthorization(setup, payer, { to: setup.treasury, value: 2n * USD }),
-        ),
-        422,
-        'LIMIT_EXCEEDED',
-      );
+      const overFloat = await signAuthorization(setup, payer, { to: setup.treasury, value: 2n * USD });
+      const floatNonceBefore = await relayerNonce();
+      const floatErr = expectErrorBody(await topup(other.sessionToken, overFloat), 422, 'LIMIT_EXCEEDED');
       expect(floatErr.message).toMatch(/float cap of [0-9.]+ USD/);
       expect((await readPrepaidBalance(t.db.db, other.accountId)).balanceMicro).toBe(0n);
+      expect(await relayerNonce()).toBe(floatNonceBefore);
+      expect(
+        await chain().authorizationState(
+          PAYMENTS_CHAIN,
+          setup.usdc,
+          payer.address,
+          overFloat.authorization.nonce as `0x${string}`,
+        ),
+      ).toBe(false);
+      expect(await usdcOf(payer.address)).toBe(22n * USD);
     } finally {
       await setPrepaidCap(t.db.db, 'float', null, 'test', new Date());
     }

@@ -15,6 +15,7 @@ import { jobHandlers } from '../../jobs.ts';
 import { listAudit } from '../audit/index.ts';
 import { creditPrepaid, readPrepaidBalance, setMeteringEnforced } from '../billing/index.ts';
 import { listEvents } from '../events/index.ts';
+import { groupBatcher } from '../ledger/index.ts';
 import { listChallenges, recordChallenge } from './challenges.ts';
 
 const devnet = inject('devnet');
@@ -153,6 +154,42 @@ describe('POST /v1/feedback from the prepaid balance', () => {
       expect(await requestsOf(acc.accountId)).toHaveLength(2);
       expect(await listChallenges(t.db.db, acc.accountId)).toHaveLength(3);
     },
+  );
+
+  it.skipIf(!process.env.DATABASE_URL)(
+    '48 parallel requests over 8 accounts, with and without Idempotency-Key, pay whole or not at all (PostgreSQL)',
+    async () => {
+      // Each account holds 3 USD and sends 6 requests at once: half carry a key (the transactional
+      // path), half none (the batched path), so both paths debit the same balance rows together.
+      const accounts = await Promise.all(Array.from({ length: 8 }, () => createAccountWithSession(t.db.db)));
+      for (const acc of accounts) await fund(acc.accountId, 3n * USD);
+      const sends = accounts.flatMap((acc) =>
+        Array.from({ length: 6 }, (_, i) => ({
+          acc,
+          headers: i % 2 === 0 ? { 'idempotency-key': `par-${acc.accountId}-${i}` } : {},
+        })),
+      );
+      const batcher = groupBatcher(t.deps.db);
+      const batchedBefore = batcher.stats.bookings;
+      const answers = await Promise.all(
+        sends.map(({ acc, headers }) => post(acc.sessionToken, { title: TITLE, body: BODY }, headers)),
+      );
+      expect(batcher.stats.bookings - batchedBefore).toBe(24); // every request without a key
+      for (const acc of accounts) {
+        const own = answers.filter((_, i) => sends[i]?.acc === acc);
+        const statuses = own.map((a) => a.statusCode).sort();
+        expect(statuses, own.map((a) => a.body).join('\n')).toEqual([201, 201, 201, 402, 402, 402]);
+        const paid = own
+          .filter((a) => a.statusCode === 201)
+          .map((a) => a.json() as { id: string; paid_ref: string });
+        expect(await balanceOf(acc.accountId)).toBe(0n);
+        const requests = await requestsOf(acc.accountId);
+        expect(requests.map((r) => r.id).sort()).toEqual(paid.map((p) => p.id).sort());
+        const fees = (await groupsOf(acc.accountId)).filter((g) => g.kind === 'fee.feedback');
+        expect(fees.map((g) => g.id).sort()).toEqual(paid.map((p) => p.paid_ref).sort());
+      }
+    },
+    30_000,
   );
 
   it('records for free with metering switched off', async () => {

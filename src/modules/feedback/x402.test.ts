@@ -25,7 +25,8 @@ import {
 } from '../../../test/support/payments.ts';
 import { testConfig } from '../../config.ts';
 import { settlementEffects } from '../../settlement-effects.ts';
-import { readPrepaidBalance } from '../billing/index.ts';
+import { readPrepaidBalance, setMeteringEnforced } from '../billing/index.ts';
+import { listEvents } from '../events/index.ts';
 import { reconcileStaleSettlements, transferWithAuthorizationCalldata } from '../payments/index.ts';
 import { listChallenges } from './challenges.ts';
 
@@ -170,6 +171,15 @@ describe('the official x402 client pays POST /v1/feedback', () => {
     const requests = await requestsOf(acc.accountId);
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({ id: receipt.id, title: TITLE, body: BODY, status: 'open' });
+    // The credit's event gives the balance as GET /v1/balance does, with six decimals.
+    const events = await listEvents(t.db.db, acc.accountId, 10);
+    expect(events.find((e) => e.kind === 'balance.credited')?.payload).toEqual({
+      source: 'x402',
+      value_usd: '1',
+      balance_usd: '1.000000',
+      payer: expect.stringMatching(new RegExp(`^${payer.address}$`, 'i')),
+      tx_hash: receipt.paid_ref,
+    });
 
     // The settlement carried the request before broadcast; it is settled, its signature gone.
     const settlements = await settlementsOf(acc.accountId);
@@ -526,5 +536,31 @@ describe('payments unconfigured', () => {
     }
     expect(await relayerTxCount()).toBe(relayerBefore);
     expect(await settlementsOf(acc.accountId)).toEqual([]);
+  });
+});
+
+describe('metering switched off', () => {
+  it('still settles and charges a request that carries X-PAYMENT: the caller chose to pay', async () => {
+    const acc = await createAccountWithSession(t.db.db);
+    const payer = await newPayer(devnet, 2n * USD);
+    const header = await xPayment(payer);
+    await setMeteringEnforced(t.db.db, false, 'test', new Date());
+    try {
+      const res = await post(acc.sessionToken, header);
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json()).toMatchObject({ status: 'open', charged_usd: '1' });
+      // Its retry keeps answering from the same settlement, metering still off.
+      const again = await post(acc.sessionToken, header);
+      expect(again.json().id).toBe(res.json().id);
+      // Without X-PAYMENT the same account is recorded free.
+      const free = await post(acc.sessionToken, undefined);
+      expect(free.json()).toMatchObject({ charged_usd: '0', paid_ref: null });
+    } finally {
+      await setMeteringEnforced(t.db.db, null, 'test', new Date());
+    }
+    expect(await usdcOf(payer.address)).toBe(USD);
+    expect((await groupsOf(acc.accountId)).map((g) => g.kind)).toEqual(['topup', 'fee.feedback']);
+    expect(await requestsOf(acc.accountId)).toHaveLength(2);
+    expect((await readPrepaidBalance(t.db.db, acc.accountId)).balanceMicro).toBe(0n);
   });
 });
