@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { canonicalJson } from '../canonical-json.ts';
 import type { Clock } from '../clock.ts';
 import type { Db, Tx } from '../db/database.ts';
@@ -112,58 +112,106 @@ async function claimAndRun(
 ): Promise<MutationResult> {
   let claimLost = false;
   let claiming = false;
+  const keySql = statementKey(scope, clock);
   try {
     return await db.transaction().execute(async (tx) => {
       // One call claims the key: it waits at most IN_FLIGHT_WAIT for a first request still in
       // flight, then puts the transaction's lock_timeout back for the domain write (migration 0019).
       claiming = true;
-      const now = clock.now();
-      const expires = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
-      const { scope: owner, method, path, key, fingerprint } = scope;
-      const claimed = await sql<{ claimed: boolean }>`
-        SELECT purser_claim_idempotency_key(${owner}, ${method}, ${path}, ${key}, ${fingerprint},
-          ${now}, ${expires}, ${IN_FLIGHT_WAIT}) AS claimed`.execute(tx);
+      const claimed = await sql<{ claimed: boolean }>`SELECT ${keySql.claimOrFalse} AS claimed`.execute(tx);
       if (claimed.rows[0]?.claimed !== true) {
         claimLost = true;
         throw new ClaimLost();
       }
       claiming = false;
       const result = await fn(tx);
-      const text = serialize(result);
-      if (isStorable(result.status)) {
-        const replayText = result.replayBody === undefined ? text : JSON.stringify(result.replayBody);
-        await tx
-          .updateTable('idempotency_keys')
-          .set({
-            response_status: result.status,
-            response_body: replayText,
-            response_type: 'application/json',
-          })
-          .where('scope', '=', scope.scope)
-          .where('method', '=', scope.method)
-          .where('path', '=', scope.path)
-          .where('key', '=', scope.key)
-          .execute();
-      } else {
-        await tx
-          .deleteFrom('idempotency_keys')
-          .where('scope', '=', scope.scope)
-          .where('method', '=', scope.method)
-          .where('path', '=', scope.path)
-          .where('key', '=', scope.key)
-          .execute();
-      }
-      return { ...result, text, replayed: false };
+      await sql`SELECT ${keySql.answer(result)}`.execute(tx);
+      return { ...result, text: serialize(result), replayed: false };
     });
   } catch (err) {
-    if (claimLost) {
-      const row = await findStored(db, clock, scope);
-      if (row) return replay(row, scope);
-      throw inFlight();
-    }
-    if (claiming && (err as { code?: string }).code === '55P03') throw inFlight();
+    if (claimLost) return replayOrInFlight(db, clock, scope);
+    if (claiming && (err as { code?: string }).code === LOCK_NOT_AVAILABLE) throw inFlight();
     throw err;
   }
+}
+
+/** SQLSTATE of a lock wait cut short by lock_timeout: the key's first request is still in flight. */
+const LOCK_NOT_AVAILABLE = '55P03';
+/** SQLSTATE raised by purser_claim_idempotency_key_or_refuse (migration 0021): the key is held. */
+const KEY_HELD = 'PK409';
+
+/**
+ * An Idempotency-Key as SQL calls, for a write that carries its key in its own statement (see
+ * runIdempotentAlone) and for the transactional claim.
+ */
+export interface StatementKey {
+  /** Before the write: claims the key, or raises so that nothing of the statement is written. */
+  claim: RawBuilder<unknown>;
+  /** After the write: stores `result` for replay, or gives the key back when it is not storable. */
+  answer(result: RouteResult): RawBuilder<unknown>;
+  /** When the write was refused: gives the key back. */
+  release: RawBuilder<unknown>;
+}
+
+function statementKey(
+  scope: IdempotencyScope,
+  clock: Clock,
+): StatementKey & { claimOrFalse: RawBuilder<unknown> } {
+  const { scope: owner, method, path, key, fingerprint } = scope;
+  const now = clock.now();
+  const expires = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
+  const args = sql`${owner}, ${method}, ${path}, ${key}, ${fingerprint}, ${now}, ${expires}, ${IN_FLIGHT_WAIT}`;
+  const release = sql`purser_release_idempotency_key(${owner}, ${method}, ${path}, ${key})`;
+  return {
+    claimOrFalse: sql`purser_claim_idempotency_key(${args})`,
+    claim: sql`purser_claim_idempotency_key_or_refuse(${args})`,
+    answer(result) {
+      if (!isStorable(result.status)) return release;
+      const text = result.replayBody === undefined ? serialize(result) : JSON.stringify(result.replayBody);
+      return sql`purser_store_idempotency_response(${owner}, ${method}, ${path}, ${key}, ${result.status}::int,
+        ${text})`;
+    },
+    release,
+  };
+}
+
+/**
+ * For a write that is one statement committing alone (a booking through the ledger's batcher):
+ * the Idempotency-Key goes into that statement instead of a transaction around it. `write` gets
+ * the key's SQL (null without a key), puts `claim` before its write, `answer(result)` after it
+ * and `release` where the write is refused, and returns its result; or null when it wrote nothing
+ * and the request has to take the transactional path, `fallback` under `runIdempotent`. A stored
+ * answer replays without running anything; a key another request holds replays its answer once
+ * that request committed (409 while it is still in flight after IN_FLIGHT_WAIT).
+ */
+export async function runIdempotentAlone(
+  db: Db,
+  clock: Clock,
+  scope: IdempotencyScope | null,
+  write: (key: StatementKey | null) => Promise<RouteResult | null>,
+  fallback: (tx: Tx) => Promise<RouteResult>,
+): Promise<MutationResult> {
+  if (scope) {
+    const stored = await findStored(db, clock, scope);
+    if (stored) return replay(stored, scope);
+  }
+  let result: RouteResult | null;
+  try {
+    result = await write(scope ? statementKey(scope, clock) : null);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (scope && code === KEY_HELD) return replayOrInFlight(db, clock, scope);
+    if (scope && code === LOCK_NOT_AVAILABLE) throw inFlight();
+    throw err;
+  }
+  if (result === null) return runIdempotent(db, clock, scope, fallback);
+  return { ...result, text: serialize(result), replayed: false };
+}
+
+async function replayOrInFlight(db: Db, clock: Clock, scope: IdempotencyScope): Promise<MutationResult> {
+  const row = await findStored(db, clock, scope);
+  if (row) return replay(row, scope);
+  throw inFlight();
 }
 
 class ClaimLost extends Error {}

@@ -4,7 +4,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../../deps.ts';
 import { AppError } from '../errors/app-error.ts';
 import { Deadline } from './deadline.ts';
-import { fingerprintOf, readIdempotencyKey, runIdempotent, runReplayable } from './idempotency.ts';
+import {
+  fingerprintOf,
+  readIdempotencyKey,
+  runIdempotent,
+  runIdempotentAlone,
+  runReplayable,
+} from './idempotency.ts';
 import type { HttpMethod, Principal, RouteContext, RouteDefinition, RouteResult } from './route-table.ts';
 
 export interface RegisteredRoutes {
@@ -115,7 +121,6 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
         principal,
         clientIp,
         userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,
-        idempotencyKey: key,
         mutate: (fn) => {
           once('mutate');
           return runIdempotent(deps.db, deps.clock, idempotencyScope(), fn);
@@ -123,6 +128,10 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
         replayable: (fn) => {
           once('replayable');
           return runReplayable(deps.db, deps.clock, idempotencyScope(), fn);
+        },
+        mutateAlone: (write, fallback) => {
+          once('mutateAlone');
+          return runIdempotentAlone(deps.db, deps.clock, idempotencyScope(), write, fallback);
         },
       };
       // A retired credential gets the stored response under its key, or the guard's refusal.

@@ -7,6 +7,7 @@ import type { AppDeps } from '../../deps.ts';
 import type { DbExecutor, Tx } from '../db/database.ts';
 import type { Readable } from 'node:stream';
 import type { Deadline } from './deadline.ts';
+import type { StatementKey } from './idempotency.ts';
 
 /** public: no credential. bearer: session or API key. executor: signed in as the treasury executor. operator: operator token. */
 export type RouteClass = 'public' | 'bearer' | 'executor' | 'operator';
@@ -89,12 +90,6 @@ export interface RouteContext<S extends RouteSchemas> {
   clientIp: string;
   userAgent: string | null;
   /**
-   * The request's Idempotency-Key (null without one, or on a route that is not idempotent). A
-   * write that is one self-contained statement may commit alone (batched with concurrent ones)
-   * when it is null; with a key it must go through `mutate`, whose transaction holds the claim.
-   */
-  idempotencyKey: string | null;
-  /**
    * Runs `fn` in one transaction together with the Idempotency-Key claim and the stored
    * response, so a retry replays exactly what the first attempt committed.
    */
@@ -105,6 +100,16 @@ export interface RouteContext<S extends RouteSchemas> {
    * `mutate`, use only `tx`: the embedded database has one connection.
    */
   replayable(fn: () => Promise<RouteResult>): Promise<RouteResult>;
+  /**
+   * For a write that is one statement committing alone (a booking through the ledger's batcher,
+   * batched with concurrent ones): the Idempotency-Key's claim and stored answer go into that
+   * statement (`write` gets them as SQL, null without a key). `write` returns null when it wrote
+   * nothing and the request needs a transaction: `fallback` then runs as under `mutate`.
+   */
+  mutateAlone(
+    write: (key: StatementKey | null) => Promise<RouteResult | null>,
+    fallback: (tx: Tx) => Promise<RouteResult>,
+  ): Promise<RouteResult>;
 }
 
 export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {

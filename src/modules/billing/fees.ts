@@ -6,7 +6,7 @@ import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
 import { formatUsd } from '../../core/money.ts';
-import { groupBatcher } from '../ledger/index.ts';
+import { groupBatcher, type BookingGuard } from '../ledger/index.ts';
 import { debitFee, debitFeeAlone, paymentRequired, type DebitFeeResult } from './prepaid.ts';
 import { meteringEnforced } from './settings.ts';
 
@@ -85,17 +85,19 @@ export async function chargeFee(
 
 /**
  * The same charge when the fee and its `then` calls are the whole write: booked in its own commit
- * through the ledger's batcher (group commit with concurrent fees), outside any transaction. With
- * metering off nothing is written (`charged: false`): the caller records in a transaction.
+ * through the ledger's batcher (group commit with concurrent fees), outside any transaction, with
+ * `guard`'s calls around the booking (a request's Idempotency-Key). With metering off nothing is
+ * written (`charged: false`): the caller records in a transaction.
  */
 export async function chargeFeeAlone(
   deps: { config: Config; clock: Clock; db: Db },
   params: ChargeFeeParameters,
+  guard?: BookingGuard,
 ): Promise<ChargeFeeResult> {
   if (!(await meteringEnforced(deps.db, deps.db, deps.config, deps.clock.now().getTime()))) {
     return { charged: false, reason: 'metering_off' };
   }
-  return chargeOutcome(params, await debitFeeAlone(groupBatcher(deps.db), deps.clock, params));
+  return chargeOutcome(params, await debitFeeAlone(groupBatcher(deps.db), deps.clock, params, guard));
 }
 
 function chargeOutcome(params: ChargeFeeParameters, res: DebitFeeResult): ChargeFeeResult {

@@ -19,6 +19,7 @@ import {
   transfer,
   TREASURY,
   USD,
+  type BookingGuard,
   type GroupBatcher,
   type PostGroupParameters,
   type PostGroupResult,
@@ -76,8 +77,9 @@ export async function debitFeeAlone(
   batcher: GroupBatcher,
   clock: Clock,
   params: DebitFeeParameters,
+  guard?: BookingGuard,
 ): Promise<DebitFeeResult> {
-  return debitOutcome(params, await batcher.post(clock, feeGroup(clock, params)));
+  return debitOutcome(params, await batcher.post(clock, feeGroup(clock, params), guard));
 }
 
 /** The fee's ledger group, with its `balance.debited` event and the caller's `then` calls. */

@@ -157,16 +157,19 @@ describe('POST /v1/feedback from the prepaid balance', () => {
   );
 
   it.skipIf(!process.env.DATABASE_URL)(
-    '48 parallel requests over 8 accounts, with and without Idempotency-Key, pay whole or not at all (PostgreSQL)',
+    '48 parallel requests over 8 accounts, keyed and not, pay whole or not at all, each key once (PostgreSQL)',
     async () => {
-      // Each account holds 3 USD and sends 6 requests at once: half carry a key (the transactional
-      // path), half none (the batched path), so both paths debit the same balance rows together.
+      // Each account holds 3 USD and sends 6 requests at once, all through the batcher: two
+      // without a key, two with keys of their own, and two with one key between them (a retry
+      // racing its first attempt). That is 5 distinct requests for 3 USD: 3 are paid.
       const accounts = await Promise.all(Array.from({ length: 8 }, () => createAccountWithSession(t.db.db)));
       for (const acc of accounts) await fund(acc.accountId, 3n * USD);
+      const keys = [null, null, 'own-1', 'own-2', 'shared', 'shared'];
       const sends = accounts.flatMap((acc) =>
-        Array.from({ length: 6 }, (_, i) => ({
+        keys.map((key) => ({
           acc,
-          headers: i % 2 === 0 ? { 'idempotency-key': `par-${acc.accountId}-${i}` } : {},
+          key,
+          headers: key === null ? {} : { 'idempotency-key': `${key}-${acc.accountId}` },
         })),
       );
       const batcher = groupBatcher(t.deps.db);
@@ -174,23 +177,75 @@ describe('POST /v1/feedback from the prepaid balance', () => {
       const answers = await Promise.all(
         sends.map(({ acc, headers }) => post(acc.sessionToken, { title: TITLE, body: BODY }, headers)),
       );
-      expect(batcher.stats.bookings - batchedBefore).toBe(24); // every request without a key
+      expect(batcher.stats.bookings - batchedBefore).toBeGreaterThanOrEqual(40); // no transactional path
       for (const acc of accounts) {
-        const own = answers.filter((_, i) => sends[i]?.acc === acc);
-        const statuses = own.map((a) => a.statusCode).sort();
-        expect(statuses, own.map((a) => a.body).join('\n')).toEqual([201, 201, 201, 402, 402, 402]);
-        const paid = own
-          .filter((a) => a.statusCode === 201)
-          .map((a) => a.json() as { id: string; paid_ref: string });
+        const own = sends.map((send, i) => ({ ...send, answer: answers[i]! })).filter((x) => x.acc === acc);
+        for (const { answer } of own) expect([201, 402], answer.body).toContain(answer.statusCode);
+        const paid = own.filter((x) => x.answer.statusCode === 201);
+        const receipts = new Map(paid.map((x) => [x.answer.json<{ id: string }>().id, x.answer.json()]));
+        expect(receipts.size, own.map((x) => `${x.key}: ${x.answer.statusCode}`).join(', ')).toBe(3);
+        // The two attempts under one key answer alike when the first was paid (one of them replays).
+        const shared = own.filter((x) => x.key === 'shared').map((x) => x.answer);
+        if (shared.every((a) => a.statusCode === 201)) {
+          expect(shared[0]!.body).toBe(shared[1]!.body);
+          expect(shared.filter((a) => a.headers['idempotent-replayed'] === 'true')).toHaveLength(1);
+        }
         expect(await balanceOf(acc.accountId)).toBe(0n);
         const requests = await requestsOf(acc.accountId);
-        expect(requests.map((r) => r.id).sort()).toEqual(paid.map((p) => p.id).sort());
+        expect(requests.map((r) => r.id).sort()).toEqual([...receipts.keys()].sort());
         const fees = (await groupsOf(acc.accountId)).filter((g) => g.kind === 'fee.feedback');
-        expect(fees.map((g) => g.id).sort()).toEqual(paid.map((p) => p.paid_ref).sort());
+        expect(fees.map((g) => g.id).sort()).toEqual(
+          [...receipts.values()].map((r) => (r as { paid_ref: string }).paid_ref).sort(),
+        );
+        // A paid key's answer is stored as sent; a refused key is given back (no row).
+        for (const { key, answer } of own.filter((x) => x.key !== null && x.key !== 'shared')) {
+          const stored = await t.db.db
+            .selectFrom('idempotency_keys')
+            .select(['response_status', 'response_body'])
+            .where('key', '=', `${key}-${acc.accountId}`)
+            .execute();
+          expect(stored).toEqual(
+            answer.statusCode === 201 ? [{ response_status: 201, response_body: answer.body }] : [],
+          );
+        }
       }
     },
     30_000,
   );
+
+  it.skipIf(!process.env.DATABASE_URL)(
+    '20 concurrent attempts with one Idempotency-Key charge once and answer alike (PostgreSQL)',
+    async () => {
+      const acc = await createAccountWithSession(t.db.db);
+      await fund(acc.accountId, 5n * USD);
+      const key = { 'idempotency-key': `race-${acc.accountId}` };
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => post(acc.sessionToken, { title: TITLE, body: BODY }, key)),
+      );
+      expect(answers.map((a) => a.statusCode)).toEqual(Array(20).fill(201));
+      expect(new Set(answers.map((a) => a.body)).size).toBe(1);
+      expect(answers.filter((a) => a.headers['idempotent-replayed'] === 'true')).toHaveLength(19);
+      expect(await balanceOf(acc.accountId)).toBe(4n * USD);
+      expect(await requestsOf(acc.accountId)).toHaveLength(1);
+      expect((await groupsOf(acc.accountId)).filter((g) => g.kind === 'fee.feedback')).toHaveLength(1);
+    },
+    30_000,
+  );
+
+  it('gives the key back when the balance does not cover the fee: the retry after a top-up pays', async () => {
+    const acc = await createAccountWithSession(t.db.db);
+    const key = { 'idempotency-key': `later-${acc.accountId}` };
+    expect((await post(acc.sessionToken, { title: TITLE, body: BODY }, key)).statusCode).toBe(402);
+    await fund(acc.accountId, 1n * USD);
+    const paid = await post(acc.sessionToken, { title: TITLE, body: BODY }, key);
+    expect(paid.statusCode, paid.body).toBe(201);
+    expect(paid.headers['idempotent-replayed']).toBeUndefined();
+    const again = await post(acc.sessionToken, { title: TITLE, body: BODY }, key);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(paid.body);
+    expect(await balanceOf(acc.accountId)).toBe(0n);
+    expect(await requestsOf(acc.accountId)).toHaveLength(1);
+  });
 
   it('records for free with metering switched off', async () => {
     const acc = await createAccountWithSession(t.db.db);
@@ -199,12 +254,19 @@ describe('POST /v1/feedback from the prepaid balance', () => {
       const res = await post(acc.sessionToken, { title: TITLE, body: BODY });
       expect(res.statusCode, res.body).toBe(201);
       expect(res.json()).toMatchObject({ status: 'open', charged_usd: '0', paid_ref: null });
+      // With a key, the free request is recorded once and replayed.
+      const key = { 'idempotency-key': `free-${acc.accountId}` };
+      const keyed = await post(acc.sessionToken, { title: TITLE, body: BODY }, key);
+      expect(keyed.json()).toMatchObject({ charged_usd: '0' });
+      const again = await post(acc.sessionToken, { title: TITLE, body: BODY }, key);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toBe(keyed.body);
     } finally {
       await setMeteringEnforced(t.db.db, null, 'test', new Date());
     }
     expect(await balanceOf(acc.accountId)).toBe(0n);
     expect(await groupsOf(acc.accountId)).toEqual([]);
-    expect(await requestsOf(acc.accountId)).toHaveLength(1);
+    expect(await requestsOf(acc.accountId)).toHaveLength(2);
     expect(await listChallenges(t.db.db, acc.accountId)).toEqual([]);
   });
 

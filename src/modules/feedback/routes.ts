@@ -1,5 +1,5 @@
 import { actorOf } from '../../core/http/actor.ts';
-import { defineRoute, type RouteDefinition, type RouteResult } from '../../core/http/route-table.ts';
+import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import { settlementEffects } from '../../settlement-effects.ts';
 import { pendingSettlementBody } from '../billing/index.ts';
 import { PendingSettlement } from '../payments/index.ts';
@@ -14,9 +14,9 @@ import { FEEDBACK_LIST_DEFAULT_LIMIT, listFeatureRequests } from './service.ts';
 import {
   feedbackPaymentRequired,
   payFeedbackWithX402,
+  prepaidFeedbackAnswer,
   recordPrepaidFeedback,
   recordPrepaidFeedbackAlone,
-  type PrepaidFeedbackResult,
 } from './submit.ts';
 
 export const feedbackRoutes: RouteDefinition[] = [
@@ -96,26 +96,19 @@ export const feedbackRoutes: RouteDefinition[] = [
           };
         });
       }
-      // Without an Idempotency-Key the fee and the request are one statement committed alone (in a
-      // batch with concurrent requests); with one, they commit with the key's claim.
-      const alone =
-        ctx.idempotencyKey === null ? await recordPrepaidFeedbackAlone(ctx.deps, actor, ctx.body) : null;
-      const recorded: RouteResult =
-        alone !== null
-          ? prepaidAnswer(alone)
-          : await ctx.mutate(async (tx) =>
-              prepaidAnswer(await recordPrepaidFeedback(tx, ctx.deps, actor, ctx.body)),
-            );
+      // The fee, the request and the Idempotency-Key's claim and answer are one statement
+      // committed alone, in a batch with concurrent requests; with metering off (nothing to book)
+      // the request is recorded free in a transaction.
+      const recorded = await ctx.mutateAlone(
+        async (key) => {
+          const alone = await recordPrepaidFeedbackAlone(ctx.deps, actor, ctx.body, key);
+          return alone === null ? null : prepaidFeedbackAnswer(alone);
+        },
+        async (tx) => prepaidFeedbackAnswer(await recordPrepaidFeedback(tx, ctx.deps, actor, ctx.body)),
+      );
       if (recorded.status !== 402) return recorded;
       // Not stored for replay (402 never is): the retry carrying X-PAYMENT must be processed.
       return { status: 402, body: await feedbackPaymentRequired(ctx.deps, actor.principal.accountId) };
     },
   }),
 ];
-
-/** 201 with the receipt, or a bare 402 the handler turns into the x402 answer. */
-function prepaidAnswer(result: PrepaidFeedbackResult): RouteResult {
-  return result.state === 'payment_required'
-    ? { status: 402, body: null }
-    : { status: 201, body: result.receipt };
-}

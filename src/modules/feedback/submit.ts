@@ -13,6 +13,8 @@ import type { Tx } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import type { Actor } from '../../core/http/actor.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
+import type { StatementKey } from '../../core/http/idempotency.ts';
+import type { RouteResult } from '../../core/http/route-table.ts';
 import { newId } from '../../core/ids.ts';
 import { formatUsd } from '../../core/money.ts';
 import { auditCall, recordAudit } from '../audit/index.ts';
@@ -120,18 +122,32 @@ export async function recordPrepaidFeedback(
 }
 
 /**
- * The same request when nothing else shares its commit (no Idempotency-Key claim): the fee, the
- * request, its event and audit fact are one statement booked through the ledger's batcher, so
- * concurrent requests share a commit. Null when metering is off: record it with
- * recordPrepaidFeedback in a transaction instead (nothing was written).
+ * The same request as one statement committing alone, booked through the ledger's batcher so
+ * that concurrent requests share a commit: the fee, the request, its event and audit fact, and
+ * with an Idempotency-Key its claim and stored answer (`key`, from the route's `mutateAlone`).
+ * Null when metering is off: record it with recordPrepaidFeedback in a transaction instead
+ * (nothing was written).
  */
 export async function recordPrepaidFeedbackAlone(
   deps: Pick<FeedbackDeps, 'config' | 'clock' | 'db'>,
   actor: Actor,
   input: FeedbackInput,
+  key: StatementKey | null,
 ): Promise<PrepaidFeedbackResult | null> {
   const request = prepaidFeedback(deps, actor, input);
-  return request.charged(() => chargeFeeAlone(deps, request.charge));
+  if (!key) return request.charged(() => chargeFeeAlone(deps, request.charge));
+  // The stored answer is written with the booking, so it is exactly the answer sent.
+  const charge = { ...request.charge, then: [...(request.charge.then ?? []), key.answer(request.answer)] };
+  return request.charged(() =>
+    chargeFeeAlone(deps, charge, { before: key.claim, unlessBooked: key.release }),
+  );
+}
+
+/** 201 with the receipt, or a bare 402 the route turns into the x402 answer. */
+export function prepaidFeedbackAnswer(result: PrepaidFeedbackResult): RouteResult {
+  return result.state === 'payment_required'
+    ? { status: 402, body: null }
+    : { status: 201, body: result.receipt };
 }
 
 /** What a prepaid feature request records, paid or (metering off) free. */
@@ -191,6 +207,8 @@ function prepaidFeedback(deps: Pick<FeedbackDeps, 'config' | 'clock'>, actor: Ac
   return {
     row,
     charge,
+    /** The answer once the fee is booked (what an Idempotency-Key stores for replay). */
+    answer: prepaidFeedbackAnswer({ state: 'created', receipt: paid }),
     /** Runs the charge: the created result, payment_required, or null when metering is off. */
     async charged(run: () => Promise<ChargeFeeResult>): Promise<PrepaidFeedbackResult | null> {
       try {

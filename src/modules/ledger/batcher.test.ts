@@ -153,6 +153,55 @@ describe('GroupBatcher', () => {
     expect(await debitedEvents(a)).toBe(3);
   });
 
+  it('runs a guard before its booking: a guard that raises refuses only its own booking', async () => {
+    const a = await funded(10n * USD_1);
+    const batcher = new GroupBatcher(db(), { maxBatch: 64, maxInFlight: 1 });
+    const marker = (accountId: string, kind: string) =>
+      eventCall(clock, { accountId, kind, subject: kind, payload: {} }).call;
+    const first = batcher.post(clock, fee(a)); // goes at once, alone
+    // The guard's `before` call runs ahead of the booking and decides whether it happens at all.
+    const refused = batcher.post(clock, fee(a), {
+      before: sql`(SELECT 1 / 0 = 1)`,
+      unlessBooked: marker(a, 'test.unbooked'),
+    });
+    const guarded = batcher.post(clock, fee(a), {
+      before: sql`(${marker(a, 'test.before')}) IS NOT NULL`,
+      unlessBooked: marker(a, 'test.unbooked'),
+    });
+    await expect(refused).rejects.toThrow(/division by zero/);
+    expect((await first).ok).toBe(true);
+    expect((await guarded).ok).toBe(true);
+    expect(await balance(a)).toBe(8n * USD_1);
+    expect(await debitedEvents(a)).toBe(2);
+    const kinds = await sql<{ kind: string }>`
+      SELECT kind FROM events WHERE account_id = ${a} AND kind LIKE 'test.%' ORDER BY created_at`.execute(
+      db(),
+    );
+    expect(kinds.rows.map((r) => r.kind)).toEqual(['test.before']); // booked: no unlessBooked call
+  });
+
+  it("makes a guard's unlessBooked call when its booking is refused, and only then", async () => {
+    const a = await funded(1n * USD_1);
+    const guard = (n: number) => ({
+      before: sql`true`,
+      unlessBooked: eventCall(clock, {
+        accountId: a,
+        kind: 'test.unbooked',
+        subject: `s${n}`,
+        payload: { n },
+      }).call,
+    });
+    const results = await postGroups(db(), [
+      { params: fee(a), at: clock.now(), guard: guard(1) },
+      { params: fee(a), at: clock.now(), guard: guard(2) }, // the balance is spent by then
+    ]);
+    expect(results.map((r) => r.ok)).toEqual([true, false]);
+    const unbooked = await sql<{ subject: string }>`
+      SELECT subject FROM events WHERE account_id = ${a} AND kind = 'test.unbooked'`.execute(db());
+    expect(unbooked.rows.map((r) => r.subject)).toEqual(['s2']);
+    expect(await balance(a)).toBe(0n);
+  });
+
   it('refuses a malformed group before queueing it', async () => {
     const a = await funded(0n);
     const batcher = new GroupBatcher(db());

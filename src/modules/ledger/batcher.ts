@@ -10,9 +10,9 @@ import type { Db } from '../../core/db/database.ts';
 import {
   groupProblems,
   LedgerError,
-  postGroup,
   postGroups,
   type BatchedGroup,
+  type BookingGuard,
   type PostGroupParameters,
   type PostGroupResult,
 } from './ledger.ts';
@@ -50,16 +50,16 @@ export class GroupBatcher {
   ) {}
 
   /**
-   * Books `params` in its own commit, possibly batched with concurrent bookings. Never call it
-   * inside a transaction (on the embedded database that would wait for itself): the booking is
-   * not part of the caller's transaction.
+   * Books `params` in its own commit, possibly batched with concurrent bookings, with `guard`'s
+   * calls around it when given. Never call it inside a transaction (on the embedded database that
+   * would wait for itself): the booking is not part of the caller's transaction.
    */
-  post(clock: Clock, params: PostGroupParameters): Promise<PostGroupResult> {
+  post(clock: Clock, params: PostGroupParameters, guard?: BookingGuard): Promise<PostGroupResult> {
     const problems = groupProblems(params);
     if (problems.length > 0)
       return Promise.reject(new LedgerError(`ledger group refused: ${problems.join('; ')}`));
     return new Promise<PostGroupResult>((resolve, reject) => {
-      this.waiting.push({ params, at: clock.now(), resolve, reject });
+      this.waiting.push({ params, at: clock.now(), ...(guard ? { guard } : {}), resolve, reject });
       this.next();
     });
   }
@@ -92,7 +92,8 @@ export class GroupBatcher {
       this.stats.fallbacks += 1;
       for (const w of ordered) {
         try {
-          w.resolve(await postGroup(this.db, { now: () => w.at }, w.params));
+          const [result] = await postGroups(this.db, [w]);
+          w.resolve(result!);
         } catch (alone) {
           w.reject(alone);
         }

@@ -28,6 +28,7 @@ export {
   reverseGroup,
   transfer,
   type BatchedGroup,
+  type BookingGuard,
   type LedgerEntryInput,
   type LedgerGroup,
   type PostGroupParameters,

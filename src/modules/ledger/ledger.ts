@@ -187,6 +187,18 @@ function thenFacts(then: RawBuilder<unknown>[]): RawBuilder<unknown> {
 export interface BatchedGroup {
   params: PostGroupParameters;
   at: Date;
+  guard?: BookingGuard;
+}
+
+/**
+ * SQL calls around one booking of a batch (an Idempotency-Key carried in the booking's own
+ * statement). `before` runs first and returns true, or raises to refuse the booking: the whole
+ * statement then fails and writes nothing. `unlessBooked` runs after a booking whose outcome is
+ * not `ok`.
+ */
+export interface BookingGuard {
+  before: RawBuilder<unknown>;
+  unlessBooked: RawBuilder<unknown>;
 }
 
 /**
@@ -200,15 +212,23 @@ export interface BatchedGroup {
  */
 export async function postGroups(db: DbExecutor, batch: BatchedGroup[]): Promise<PostGroupResult[]> {
   if (batch.length === 0) return [];
-  const posts = batch.map(
-    ({ params, at }, i) =>
-      sql`${sql.raw(`b${i}`)} AS MATERIALIZED (SELECT * FROM ${postCall(params, at, null)})`,
-  );
+  const posts = batch.map(({ params, at, guard }, i) => {
+    const post = postCall(params, at, null);
+    const cte = sql.raw(`b${i}`);
+    if (!guard) return sql`${cte} AS MATERIALIZED (SELECT * FROM ${post})`;
+    // The guard first: the booking is a LATERAL subquery on its result, so it runs after it, and
+    // (behind OFFSET 0) only when it returned true.
+    return sql`${cte} AS MATERIALIZED (
+      SELECT p.* FROM (SELECT (${guard.before}) AS go OFFSET 0) g,
+        LATERAL (SELECT * FROM ${post} WHERE g.go OFFSET 0) p)`;
+  });
   // UNION ALL reads its branches in order, so group i is booked (and its calls made) before i + 1.
   const rows = batch.map(
-    ({ params }, i) =>
+    ({ params, guard }, i) =>
       sql`SELECT ${sql.lit(i)}::int AS i, outcome, group_id, group_seq, prepaid_account, prepaid_balance,
-            ${thenFacts(params.then ?? [])} AS facts FROM ${sql.raw(`b${i}`)}`,
+            ${thenFacts(params.then ?? [])} AS facts,
+            ${guard ? sql`CASE WHEN outcome <> 'ok' THEN (${guard.unlessBooked})::text END` : sql`NULL::text`} AS unbooked
+          FROM ${sql.raw(`b${i}`)}`,
   );
   const result = await sql<
     PostRow & { i: number }
