@@ -130,3 +130,14 @@ export async function signAuthorization(
     signature,
   };
 }
+
+/** Whether a signed authorization's nonce is used (or canceled) on the devnet's USDC. */
+export async function authorizationUsed(
+  setup: PaymentsSetup,
+  signed: { authorization: Record<string, string> },
+): Promise<boolean> {
+  const chain = setup.deps.chain;
+  if (!chain) throw new Error('the payments setup has no chain');
+  const { from, nonce } = signed.authorization;
+  return chain.authorizationState(PAYMENTS_CHAIN, setup.usdc, from as Address, nonce as Hex);
+}

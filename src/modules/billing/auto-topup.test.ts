@@ -16,6 +16,7 @@ import {
   type AccountWithSession,
 } from '../../../test/support/identity.ts';
 import {
+  authorizationUsed,
   newPayer,
   PAYMENTS_CHAIN,
   paymentsSetup,
@@ -273,14 +274,7 @@ describe('POST /v1/balance/auto-topup/arrows', () => {
     expect(again.json().quiver.ready).toBe(2);
     expect(await relayerNonce()).toBe(nonceBefore);
     expect(await usdcOf(payer.address)).toBe(30n * USD);
-    expect(
-      await chain().authorizationState(
-        PAYMENTS_CHAIN,
-        setup.usdc,
-        payer.address,
-        first.authorization.nonce as `0x${string}`,
-      ),
-    ).toBe(false);
+    expect(await authorizationUsed(setup, first)).toBe(false);
     const kinds = await eventKinds(acc.accountId);
     expect(kinds.filter((k) => k === 'auto_topup.arrow_added')).toHaveLength(2);
   });
@@ -415,14 +409,7 @@ describe('POST /v1/balance/auto-topup/arrows', () => {
     expect(await balanceOf(acc.accountId)).toBe(balanceBefore);
     expect(await balanceOf(other.accountId)).toBe(0n);
     expect((await getState(acc.sessionToken)).json().quiver.ready).toBe(1);
-    expect(
-      await chain().authorizationState(
-        PAYMENTS_CHAIN,
-        setup.usdc,
-        payer.address,
-        good.authorization.nonce as `0x${string}`,
-      ),
-    ).toBe(false);
+    expect(await authorizationUsed(setup, good)).toBe(false);
   });
 
   it(`holds at most ${QUIVER_CAP} ready arrows`, async () => {

@@ -9,6 +9,7 @@ import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
 import { bearer, createAccountWithSession } from '../../../test/support/identity.ts';
 import {
+  authorizationUsed,
   newPayer,
   PAYMENTS_CHAIN,
   paymentsSetup,
@@ -301,14 +302,7 @@ describe('POST /v1/balance/topups', () => {
     const err = expectErrorBody(await topup(acc.sessionToken, over), 422, 'LIMIT_EXCEEDED');
     expect(err.message).toContain('cap of 10 USD');
     expect(await relayerNonce()).toBe(nonceBefore);
-    expect(
-      await chain().authorizationState(
-        PAYMENTS_CHAIN,
-        setup.usdc,
-        payer.address,
-        over.authorization.nonce as `0x${string}`,
-      ),
-    ).toBe(false);
+    expect(await authorizationUsed(setup, over)).toBe(false);
     expect(await usdcOf(payer.address)).toBe(22n * USD);
 
     // The platform-wide float: everything prepaid across accounts.
@@ -325,14 +319,7 @@ describe('POST /v1/balance/topups', () => {
       expect(floatErr.message).toMatch(/float cap of [0-9.]+ USD/);
       expect((await readPrepaidBalance(t.db.db, other.accountId)).balanceMicro).toBe(0n);
       expect(await relayerNonce()).toBe(floatNonceBefore);
-      expect(
-        await chain().authorizationState(
-          PAYMENTS_CHAIN,
-          setup.usdc,
-          payer.address,
-          overFloat.authorization.nonce as `0x${string}`,
-        ),
-      ).toBe(false);
+      expect(await authorizationUsed(setup, overFloat)).toBe(false);
       expect(await usdcOf(payer.address)).toBe(22n * USD);
     } finally {
       await setPrepaidCap(t.db.db, 'float', null, 'test', new Date());
