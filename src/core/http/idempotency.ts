@@ -9,6 +9,8 @@ import type { RouteResult } from './route-table.ts';
 export const IDEMPOTENCY_TTL_MS = 7 * 24 * 3600 * 1000;
 /** How long a duplicate waits for the first request with its key before answering 409. */
 const IN_FLIGHT_WAIT = '3s';
+/** The claim's lock wait inside a statement other writes share: a held key fails it at once. */
+const NO_WAIT = '1ms';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotencyScope {
@@ -145,8 +147,12 @@ const KEY_HELD = 'PK409';
  * runIdempotentAlone) and for the transactional claim.
  */
 export interface StatementKey {
-  /** Before the write: claims the key, or raises so that nothing of the statement is written. */
-  claim: RawBuilder<unknown>;
+  /**
+   * Before the write: claims the key, or raises so that nothing of the statement is written.
+   * `wait`: wait up to IN_FLIGHT_WAIT for a first request still in flight (a statement of its
+   * own); without it a held key fails at once (a statement other writes share must not stall).
+   */
+  claim(wait: boolean): RawBuilder<unknown>;
   /** After the write: stores `result` for replay, or gives the key back when it is not storable. */
   answer(result: RouteResult): RawBuilder<unknown>;
   /** When the write was refused: gives the key back. */
@@ -160,11 +166,12 @@ function statementKey(
   const { scope: owner, method, path, key, fingerprint } = scope;
   const now = clock.now();
   const expires = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
-  const args = sql`${owner}, ${method}, ${path}, ${key}, ${fingerprint}, ${now}, ${expires}, ${IN_FLIGHT_WAIT}`;
+  const args = (wait: string) =>
+    sql`${owner}, ${method}, ${path}, ${key}, ${fingerprint}, ${now}, ${expires}, ${wait}`;
   const release = sql`purser_release_idempotency_key(${owner}, ${method}, ${path}, ${key})`;
   return {
-    claimOrFalse: sql`purser_claim_idempotency_key(${args})`,
-    claim: sql`purser_claim_idempotency_key_or_refuse(${args})`,
+    claimOrFalse: sql`purser_claim_idempotency_key(${args(IN_FLIGHT_WAIT)})`,
+    claim: (wait) => sql`purser_claim_idempotency_key_or_refuse(${args(wait ? IN_FLIGHT_WAIT : NO_WAIT)})`,
     answer(result) {
       if (!isStorable(result.status)) return release;
       const text = result.replayBody === undefined ? serialize(result) : JSON.stringify(result.replayBody);

@@ -2,6 +2,7 @@
 // records the request, free with metering off, and otherwise an x402 v1 402 with a recorded
 // challenge; the challenges' retention by the housekeeping job, on a manual clock.
 
+import { sql } from 'kysely';
 import { getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
@@ -230,6 +231,65 @@ describe('POST /v1/feedback from the prepaid balance', () => {
       expect((await groupsOf(acc.accountId)).filter((g) => g.kind === 'fee.feedback')).toHaveLength(1);
     },
     30_000,
+  );
+
+  it.skipIf(!process.env.DATABASE_URL)(
+    'keys held by requests in flight hold up only their own retries, which then answer 409 (PostgreSQL)',
+    async () => {
+      const acc = await createAccountWithSession(t.db.db);
+      await fund(acc.accountId, 10n * USD);
+      const heldKeys = [`held-a-${acc.accountId}`, `held-b-${acc.accountId}`];
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let holding: () => void = () => undefined;
+      const isHeld = new Promise<void>((resolve) => {
+        holding = resolve;
+      });
+      // First requests still in flight (as many as the batcher runs statements at once): their
+      // claims on the keys, not committed.
+      const first = t.db.db.transaction().execute(async (tx) => {
+        for (const heldKey of heldKeys) {
+          await sql`INSERT INTO idempotency_keys
+              (scope, method, path, key, fingerprint, response_status, response_body, response_type, created_at, expires_at)
+            VALUES (${acc.accountId}, 'POST', '/v1/feedback', ${heldKey}, 'f', 0, '', '', now(), now() + interval '1 day')`.execute(
+            tx,
+          );
+        }
+        holding();
+        await released;
+        throw new Error('the first request fails: its claim goes away');
+      });
+      await isHeld;
+      try {
+        const started = performance.now();
+        const retries = heldKeys.map((heldKey) =>
+          post(acc.sessionToken, { title: TITLE, body: BODY }, { 'idempotency-key': heldKey }),
+        );
+        const others = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            post(
+              acc.sessionToken,
+              { title: TITLE, body: BODY },
+              { 'idempotency-key': `free-${i}-${acc.accountId}` },
+            ),
+          ),
+        );
+        const othersTook = performance.now() - started;
+        expect(others.map((o) => o.statusCode)).toEqual(Array(6).fill(201));
+        // Not held up by the 3 s the retries wait for their keys (they may have shared a batch).
+        expect(othersTook).toBeLessThan(2000);
+        for (const answered of await Promise.all(retries))
+          expectErrorBody(answered, 409, 'IDEMPOTENCY_CONFLICT');
+      } finally {
+        release();
+      }
+      await expect(first).rejects.toThrow(/first request fails/);
+      expect(await balanceOf(acc.accountId)).toBe(4n * USD);
+      expect(await requestsOf(acc.accountId)).toHaveLength(6);
+    },
+    20_000,
   );
 
   it('gives the key back when the balance does not cover the fee: the retry after a top-up pays', async () => {

@@ -139,7 +139,7 @@ export async function recordPrepaidFeedbackAlone(
   // The stored answer is written with the booking, so it is exactly the answer sent.
   const charge = { ...request.charge, then: [...(request.charge.then ?? []), key.answer(request.answer)] };
   return request.charged(() =>
-    chargeFeeAlone(deps, charge, { before: key.claim, unlessBooked: key.release }),
+    chargeFeeAlone(deps, charge, { before: (wait) => key.claim(wait), unlessBooked: key.release }),
   );
 }
 

@@ -161,11 +161,11 @@ describe('GroupBatcher', () => {
     const first = batcher.post(clock, fee(a)); // goes at once, alone
     // The guard's `before` call runs ahead of the booking and decides whether it happens at all.
     const refused = batcher.post(clock, fee(a), {
-      before: sql`(SELECT 1 / 0 = 1)`,
+      before: () => sql`(SELECT 1 / 0 = 1)`,
       unlessBooked: marker(a, 'test.unbooked'),
     });
     const guarded = batcher.post(clock, fee(a), {
-      before: sql`(${marker(a, 'test.before')}) IS NOT NULL`,
+      before: () => sql`(${marker(a, 'test.before')}) IS NOT NULL`,
       unlessBooked: marker(a, 'test.unbooked'),
     });
     await expect(refused).rejects.toThrow(/division by zero/);
@@ -183,7 +183,7 @@ describe('GroupBatcher', () => {
   it("makes a guard's unlessBooked call when its booking is refused, and only then", async () => {
     const a = await funded(1n * USD_1);
     const guard = (n: number) => ({
-      before: sql`true`,
+      before: () => sql`true`,
       unlessBooked: eventCall(clock, {
         accountId: a,
         kind: 'test.unbooked',
@@ -200,6 +200,39 @@ describe('GroupBatcher', () => {
       SELECT subject FROM events WHERE account_id = ${a} AND kind = 'test.unbooked'`.execute(db());
     expect(unbooked.rows.map((r) => r.subject)).toEqual(['s2']);
     expect(await balance(a)).toBe(0n);
+  });
+
+  it('tries a booking that lost a deadlock again, up to three times in all', async () => {
+    const a = await funded(5n * USD_1);
+    // A guard that fails like a deadlock victim while its sequence is below `n` (a sequence
+    // advances even in a statement that fails, so each attempt is counted).
+    await sql`CREATE SEQUENCE IF NOT EXISTS test_victim_once`.execute(db());
+    await sql`CREATE SEQUENCE IF NOT EXISTS test_victim_always`.execute(db());
+    await sql`
+      CREATE OR REPLACE FUNCTION test_victim(p_seq text, p_until bigint) RETURNS boolean
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        IF nextval(p_seq) < p_until THEN
+          RAISE EXCEPTION 'deadlock detected (simulated)' USING ERRCODE = '40P01';
+        END IF;
+        RETURN true;
+      END $$`.execute(db());
+    const victim = (seq: string, until: number) => ({
+      before: () => sql`test_victim(${seq}, ${until})`,
+      unlessBooked: sql`NULL`,
+    });
+    const batcher = new GroupBatcher(db());
+    const once = await batcher.post(clock, fee(a), victim('test_victim_once', 2));
+    expect(once.ok).toBe(true);
+    await expect(batcher.post(clock, fee(a), victim('test_victim_always', 1_000))).rejects.toThrow(
+      /deadlock/,
+    );
+    const calls = await sql<{ once: string; always: string }>`
+      SELECT (SELECT last_value FROM test_victim_once)::text AS once,
+             (SELECT last_value FROM test_victim_always)::text AS always`.execute(db());
+    expect(calls.rows[0]).toEqual({ once: '2', always: '3' });
+    expect(await balance(a)).toBe(4n * USD_1);
+    expect(await debitedEvents(a)).toBe(1);
   });
 
   it('refuses a malformed group before queueing it', async () => {

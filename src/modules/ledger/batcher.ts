@@ -2,8 +2,9 @@
 // else in its transaction): concurrent bookings wait while the previous batch is in the database,
 // then go together as ONE statement that commits alone (postGroups). Each booking keeps its own
 // outcome; a lone booking goes at once, so a quiet service adds no latency. When a batch's
-// statement fails as a whole (a deadlock, a refused row), each of its bookings is retried alone,
-// so one bad booking fails only its own caller. docs/ledger.md, "Batched bookings".
+// statement fails as a whole (a deadlock, a refused row, a held Idempotency-Key), each of its
+// bookings is retried alone, so one bad booking fails only its own caller; a booking that loses
+// a deadlock alone is tried again. docs/ledger.md, "Batched bookings".
 
 import type { Clock } from '../../core/clock.ts';
 import type { Db } from '../../core/db/database.ts';
@@ -36,13 +37,15 @@ export interface BatcherStats {
   bookings: number;
   /** Batches whose statement failed, so each booking was retried alone. */
   fallbacks: number;
+  /** Bookings whose guard had to wait for a lock, posted alone outside the batches. */
+  waited: number;
   largest: number;
 }
 
 export class GroupBatcher {
   private readonly waiting: Waiting[] = [];
   private inFlight = 0;
-  readonly stats: BatcherStats = { batches: 0, bookings: 0, fallbacks: 0, largest: 0 };
+  readonly stats: BatcherStats = { batches: 0, bookings: 0, fallbacks: 0, waited: 0, largest: 0 };
 
   constructor(
     private readonly db: Db,
@@ -81,25 +84,64 @@ export class GroupBatcher {
     this.stats.largest = Math.max(this.stats.largest, batch.length);
     // Row locks in one order across concurrent batches (the prepaid balance rows are per account).
     const ordered = [...batch].sort((a, b) => compareAccounts(a.params.accountId, b.params.accountId));
+    if (ordered.length === 1) {
+      await this.postAlone(ordered[0]!);
+      return;
+    }
     try {
       const results = await postGroups(this.db, ordered);
       ordered.forEach((w, i) => w.resolve(results[i]!));
-    } catch (err) {
-      if (ordered.length === 1) {
-        ordered[0]!.reject(err);
-        return;
-      }
+      return;
+    } catch {
       this.stats.fallbacks += 1;
-      for (const w of ordered) {
-        try {
-          const [result] = await postGroups(this.db, [w]);
-          w.resolve(result!);
-        } catch (alone) {
-          w.reject(alone);
+    }
+    // Each booking alone, side by side, as if each had come on its own: a booking that waits (for
+    // an Idempotency-Key held by a request in flight, say) holds up no other.
+    await Promise.all(ordered.map((w) => this.postAlone(w)));
+  }
+
+  /** One booking in a statement of its own; a deadlock victim is tried again (ALONE_ATTEMPTS in all). */
+  private async postAlone(w: Waiting): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const [result] = await postGroups(this.db, [w]);
+        w.resolve(result!);
+        return;
+      } catch (err) {
+        if (attempt < ALONE_ATTEMPTS && retryable(err)) continue;
+        if (w.guard && lockNotAvailable(err)) {
+          // Its guard needs a lock another transaction holds: wait for it outside the batches.
+          void this.postWaiting(w);
+          return;
         }
+        w.reject(err);
+        return;
       }
     }
   }
+
+  /** One booking whose guard may wait for its lock (not counted against maxInFlight). */
+  private async postWaiting(w: Waiting): Promise<void> {
+    this.stats.waited += 1;
+    try {
+      const [result] = await postGroups(this.db, [w], true);
+      w.resolve(result!);
+    } catch (err) {
+      w.reject(err);
+    }
+  }
+}
+
+const ALONE_ATTEMPTS = 3;
+
+function lockNotAvailable(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '55P03';
+}
+
+/** Failures that say nothing about the booking itself: trying it again may well succeed. */
+function retryable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001'; // deadlock_detected, serialization_failure
 }
 
 function compareAccounts(a: string | null, b: string | null): number {

@@ -192,12 +192,14 @@ export interface BatchedGroup {
 
 /**
  * SQL calls around one booking of a batch (an Idempotency-Key carried in the booking's own
- * statement). `before` runs first and returns true, or raises to refuse the booking: the whole
- * statement then fails and writes nothing. `unlessBooked` runs after a booking whose outcome is
- * not `ok`.
+ * statement). `before(wait)` runs first and returns true, or raises to refuse the booking: the
+ * whole statement then fails and writes nothing. Unless `wait`, it must not wait for a lock (it
+ * fails with lock_not_available, 55P03, instead): the batcher's statements must not stall; the
+ * batcher asks for a waiting attempt, alone and outside its batches, only after that failure.
+ * `unlessBooked` runs when this statement did not book the group (any outcome but `ok`).
  */
 export interface BookingGuard {
-  before: RawBuilder<unknown>;
+  before(wait: boolean): RawBuilder<unknown>;
   unlessBooked: RawBuilder<unknown>;
 }
 
@@ -210,7 +212,11 @@ export interface BookingGuard {
  * concurrently pass the groups sorted by account, so batches take row locks in one order.
  * Malformed groups are refused (LedgerError) before anything is sent.
  */
-export async function postGroups(db: DbExecutor, batch: BatchedGroup[]): Promise<PostGroupResult[]> {
+export async function postGroups(
+  db: DbExecutor,
+  batch: BatchedGroup[],
+  guardsWait = false,
+): Promise<PostGroupResult[]> {
   if (batch.length === 0) return [];
   const posts = batch.map(({ params, at, guard }, i) => {
     const post = postCall(params, at, null);
@@ -219,7 +225,7 @@ export async function postGroups(db: DbExecutor, batch: BatchedGroup[]): Promise
     // The guard first: the booking is a LATERAL subquery on its result, so it runs after it, and
     // (behind OFFSET 0) only when it returned true.
     return sql`${cte} AS MATERIALIZED (
-      SELECT p.* FROM (SELECT (${guard.before}) AS go OFFSET 0) g,
+      SELECT p.* FROM (SELECT (${guard.before(guardsWait)}) AS go OFFSET 0) g,
         LATERAL (SELECT * FROM ${post} WHERE g.go OFFSET 0) p)`;
   });
   // UNION ALL reads its branches in order, so group i is booked (and its calls made) before i + 1.
