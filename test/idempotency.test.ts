@@ -13,6 +13,7 @@ import {
   countIdempotencyKeys,
   countProbeWrites,
   createProbeTable,
+  gate,
   sleep,
   writeProbe,
 } from './support/probes.ts';
@@ -291,22 +292,16 @@ describe('Idempotency-Key races (PostgreSQL)', () => {
   it.skipIf(!onPostgres)(
     "the short wait for a key's first request does not cut short the domain write's own lock waits",
     async () => {
-      let release: () => void = () => undefined;
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let locked: () => void = () => undefined;
-      const isLocked = new Promise<void>((resolve) => {
-        locked = resolve;
-      });
+      const released = gate();
+      const locked = gate();
       // Another transaction holds the row the probe's write needs, longer than the in-flight wait.
       const holder = t.deps.db.transaction().execute(async (tx) => {
         await sql`SELECT id FROM probe_locks WHERE id = 1 FOR UPDATE`.execute(tx);
-        locked();
-        await released;
+        locked.open();
+        await released.opened;
       });
-      await isLocked;
-      setTimeout(release, HELD_MS);
+      await locked.opened;
+      setTimeout(released.open, HELD_MS);
 
       const res = await send('/v1/probe/locked', { name: 'locked', amount: '1' }, 'key-locked');
       await holder;

@@ -87,6 +87,15 @@ export function writeProbe(options: WriteProbeOptions): RouteDefinition {
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A promise the test settles by hand: one side awaits `opened`, the other calls `open()`. */
+export function gate(): { opened: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
 /** Blocks the event loop: a handler that burns its budget without giving timers a chance. */
 export function busyWait(ms: number): void {
   const until = performance.now() + ms;

@@ -7,6 +7,7 @@ import { getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
+import { gate } from '../../../test/support/probes.ts';
 import { bearer, createAccountWithSession } from '../../../test/support/identity.ts';
 import { paymentsSetup, type PaymentsSetup } from '../../../test/support/payments.ts';
 import { testConfig } from '../../config.ts';
@@ -239,14 +240,8 @@ describe('POST /v1/feedback from the prepaid balance', () => {
       const acc = await createAccountWithSession(t.db.db);
       await fund(acc.accountId, 10n * USD);
       const heldKeys = [`held-a-${acc.accountId}`, `held-b-${acc.accountId}`];
-      let release: () => void = () => undefined;
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let holding: () => void = () => undefined;
-      const isHeld = new Promise<void>((resolve) => {
-        holding = resolve;
-      });
+      const released = gate();
+      const held = gate();
       // First requests still in flight (as many as the batcher runs statements at once): their
       // claims on the keys, not committed.
       const first = t.db.db.transaction().execute(async (tx) => {
@@ -257,11 +252,11 @@ describe('POST /v1/feedback from the prepaid balance', () => {
             tx,
           );
         }
-        holding();
-        await released;
+        held.open();
+        await released.opened;
         throw new Error('the first request fails: its claim goes away');
       });
-      await isHeld;
+      await held.opened;
       try {
         const started = performance.now();
         const retries = heldKeys.map((heldKey) =>
@@ -283,7 +278,7 @@ describe('POST /v1/feedback from the prepaid balance', () => {
         for (const answered of await Promise.all(retries))
           expectErrorBody(answered, 409, 'IDEMPOTENCY_CONFLICT');
       } finally {
-        release();
+        released.open();
       }
       await expect(first).rejects.toThrow(/first request fails/);
       expect(await balanceOf(acc.accountId)).toBe(4n * USD);
