@@ -52,7 +52,7 @@ export const feedbackRoutes: RouteDefinition[] = [
     summary: 'Record a feature request (1 USD)',
     description:
       'The fee is 1 USD. Without an `X-PAYMENT` header it is debited from the prepaid balance in the ' +
-      'transaction that records the request (201, `paid_ref` = the fee ledger group; with metering switched ' +
+      'same commit that records the request (201, `paid_ref` = the fee ledger group; with metering switched ' +
       'off nothing is charged, `charged_usd` "0"). When the balance does not cover it the answer is 402 with ' +
       'the x402 v1 body `{x402Version: 1, error, accepts}`; retry the same request with `X-PAYMENT`: the ' +
       'standard base64 of an x402 v1 PaymentPayload (scheme "exact": an EIP-3009 USDC authorization of exactly ' +
