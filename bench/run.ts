@@ -136,6 +136,8 @@ function positiveInt(name: string, fallback: number): number {
 const DURATION_S = positiveInt('BENCH_DURATION', 10);
 const WARMUP_S = positiveInt('BENCH_WARMUP', 2);
 const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 50);
+/** Runs of each scenario; the report shows the median run (the machine's speed drifts between runs). */
+const REPEAT = positiveInt('BENCH_REPEAT', 1);
 
 interface ScenarioResult {
   name: string;
@@ -155,6 +157,21 @@ interface ScenarioResult {
   /** Why the figures do not measure what the scenario means; empty when healthy. */
   problems: string[];
   warnings: string[];
+  /** With BENCH_REPEAT > 1: req/s of every run, in order (the other figures are the median run's). */
+  runs?: number[];
+}
+
+/** The median run (by req/s; the lower middle one of an even count), with every run's problems. */
+function medianRun(results: ScenarioResult[]): ScenarioResult {
+  const sorted = [...results].sort((a, b) => a.requestsPerSecond.mean - b.requestsPerSecond.mean);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
+  if (results.length === 1) return median;
+  return {
+    ...median,
+    problems: [...new Set(results.flatMap((r) => r.problems))],
+    warnings: [...new Set(results.flatMap((r) => r.warnings))],
+    runs: results.map((r) => Math.round(r.requestsPerSecond.mean)),
+  };
 }
 
 function requestOptions(scenario: Scenario): { headers: Record<string, string>; body?: string } {
@@ -547,6 +564,9 @@ function markdown(report: Report): string {
     `- Machine: Node ${m.node}, ${m.cpus} x ${m.cpuModel}, ${m.memoryGb} GB RAM, ${m.platform}; load average at start ${m.loadAverageAtStart.join(' / ')}`,
     `- Database: ${report.database.description}`,
     `- Load: autocannon ${m.autocannon}, ${report.connections} connections, ${report.durationS} s per scenario after a ${report.warmupS} s warm-up; ` +
+      (report.repeat > 1
+        ? `each scenario run ${report.repeat} times, the table showing its median run (every run's req/s below); `
+        : '') +
       'client and server share the machine',
     `- Service: \`purser serve\` as a child process, DEVNET=false, LOG_LEVEL=warn, ` +
       `RATE_LIMIT_PUBLIC_PER_MINUTE=${RATE_LIMIT} so the per-IP limiter never caps the load (its bookkeeping still runs); ` +
@@ -562,6 +582,11 @@ function markdown(report: Report): string {
         `${fmt(s.latencyMs.p97_5)} | ${fmt(s.latencyMs.p99)} | ${fmt(s.latencyMs.max)} | ${fmt(s.requests)} | ` +
         `${fmt(s.non2xx)} | ${fmt(s.errors)} | ${verdict} |`,
     );
+  }
+  const repeated = report.scenarios.filter((s) => s.runs && s.runs.length > 1);
+  if (repeated.length > 0) {
+    lines.push('', `Every run's req/s (BENCH_REPEAT=${report.repeat}):`, '');
+    for (const s of repeated) lines.push(`- ${s.name}: ${s.runs!.map((r) => fmt(r)).join(', ')}`);
   }
   // Authentication cost: the API-key read against unauthenticated reads of the same kind (no
   // database work either way): /healthz answers a body of the same size, /v1/tokens a larger one.
@@ -616,6 +641,8 @@ interface Report {
   connections: number;
   durationS: number;
   warmupS: number;
+  /** Runs of each scenario (BENCH_REPEAT). */
+  repeat: number;
   rateLimitPerMinute: number;
   startupMs: number;
   machine: ReturnType<typeof machineFacts>;
@@ -643,6 +670,8 @@ async function main(): Promise<number> {
   let serviceExit: string | null = null;
   let harness: HarnessResult[] = [];
   let fees: Awaited<ReturnType<typeof checkFeeBooks>> | null = null;
+  /** 2xx answers of the fee scenarios over every run (each one paid a fee). */
+  let paidAnswers = 0;
   try {
     console.log(`Database: ${database.description}`);
     console.log(
@@ -661,15 +690,21 @@ async function main(): Promise<number> {
     const only = process.env.BENCH_ONLY;
     for (const scenario of SCENARIOS.filter((s) => !only || s.name.includes(only))) {
       if (interrupted) break;
-      console.log(
-        `Running ${scenario.name}: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s ...`,
-      );
-      const result = await runScenario(service, scenario);
-      scenarios.push(result);
-      console.log(
-        `  ${fmt(result.requestsPerSecond.mean)} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ` +
-          `${result.non2xx} non-2xx, ${result.errors} errors`,
-      );
+      const runs: ScenarioResult[] = [];
+      for (let run = 1; run <= REPEAT && !interrupted; run++) {
+        console.log(
+          `Running ${scenario.name}${REPEAT > 1 ? ` (run ${run} of ${REPEAT})` : ''}: ` +
+            `${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s ...`,
+        );
+        const result = await runScenario(service, scenario);
+        runs.push(result);
+        if (scenario.path === '/v1/feedback') paidAnswers += result.status2xx;
+        console.log(
+          `  ${fmt(result.requestsPerSecond.mean)} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ` +
+            `${result.non2xx} non-2xx, ${result.errors} errors`,
+        );
+      }
+      if (runs.length > 0) scenarios.push(medianRun(runs));
     }
   } finally {
     if (service) {
@@ -683,7 +718,7 @@ async function main(): Promise<number> {
     try {
       if (scenarios.some((s) => s.path === '/v1/feedback' && s.requests > 0)) {
         fees = await checkFeeBooks(database);
-        const paid = scenarios.filter((s) => s.path === '/v1/feedback').reduce((n, s) => n + s.status2xx, 0);
+        const paid = paidAnswers;
         console.log(
           `Fee books: ${fees.feeGroups} fee groups, ${fees.featureRequests} feature requests, ` +
             `${paid} 2xx measured (plus warm-up), ${fees.balanceMismatches} balance rows off their entries`,
@@ -722,6 +757,7 @@ async function main(): Promise<number> {
     connections: CONNECTIONS,
     durationS: DURATION_S,
     warmupS: WARMUP_S,
+    repeat: REPEAT,
     rateLimitPerMinute: RATE_LIMIT,
     startupMs: Math.round(startupMs),
     machine,
