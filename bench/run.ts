@@ -182,6 +182,8 @@ function requestOptions(scenario: Scenario): { headers: Record<string, string>; 
 }
 
 let current: ReturnType<typeof autocannon> | null = null;
+/** The last Idempotency-Key number sent: never reset, so a repeated run sends new keys too. */
+let keySeq = 0;
 let interrupted = false;
 
 /**
@@ -382,7 +384,6 @@ async function runScenario(service: ServiceProcess, scenario: Scenario): Promise
     headers['authorization'] = `Bearer ${rotation[0]}`;
   }
   let turn = 0;
-  let keySeq = 0;
   const send = () =>
     http(url, {
       method: scenario.method,
