@@ -112,7 +112,6 @@ async function claimAndRun(
   scope: IdempotencyScope,
   fn: (tx: Tx) => Promise<RouteResult>,
 ): Promise<MutationResult> {
-  let claimLost = false;
   let claiming = false;
   const keySql = statementKey(scope, clock);
   try {
@@ -120,19 +119,16 @@ async function claimAndRun(
       // One call claims the key: it waits at most IN_FLIGHT_WAIT for a first request still in
       // flight, then puts the transaction's lock_timeout back for the domain write (migration 0019).
       claiming = true;
-      const claimed = await sql<{ claimed: boolean }>`SELECT ${keySql.claimOrFalse} AS claimed`.execute(tx);
-      if (claimed.rows[0]?.claimed !== true) {
-        claimLost = true;
-        throw new ClaimLost();
-      }
+      await sql`SELECT ${keySql.claim(true)}`.execute(tx);
       claiming = false;
       const result = await fn(tx);
       await sql`SELECT ${keySql.answer(result)}`.execute(tx);
       return { ...result, text: serialize(result), replayed: false };
     });
   } catch (err) {
-    if (claimLost) return replayOrInFlight(db, clock, scope);
-    if (claiming && (err as { code?: string }).code === LOCK_NOT_AVAILABLE) throw inFlight();
+    const code = (err as { code?: string }).code;
+    if (claiming && code === KEY_HELD) return replayOrInFlight(db, clock, scope);
+    if (claiming && code === LOCK_NOT_AVAILABLE) throw inFlight();
     throw err;
   }
 }
@@ -159,10 +155,7 @@ export interface StatementKey {
   release: RawBuilder<unknown>;
 }
 
-function statementKey(
-  scope: IdempotencyScope,
-  clock: Clock,
-): StatementKey & { claimOrFalse: RawBuilder<unknown> } {
+function statementKey(scope: IdempotencyScope, clock: Clock): StatementKey {
   const { scope: owner, method, path, key, fingerprint } = scope;
   const now = clock.now();
   const expires = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
@@ -170,7 +163,6 @@ function statementKey(
     sql`${owner}, ${method}, ${path}, ${key}, ${fingerprint}, ${now}, ${expires}, ${wait}`;
   const release = sql`purser_release_idempotency_key(${owner}, ${method}, ${path}, ${key})`;
   return {
-    claimOrFalse: sql`purser_claim_idempotency_key(${args(IN_FLIGHT_WAIT)})`,
     claim: (wait) => sql`purser_claim_idempotency_key_or_refuse(${args(wait ? IN_FLIGHT_WAIT : NO_WAIT)})`,
     answer(result) {
       if (!isStorable(result.status)) return release;
@@ -220,8 +212,6 @@ async function replayOrInFlight(db: Db, clock: Clock, scope: IdempotencyScope): 
   if (row) return replay(row, scope);
   throw inFlight();
 }
-
-class ClaimLost extends Error {}
 
 function inFlight(): AppError {
   return new AppError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still in flight.', {
