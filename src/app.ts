@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { AppDeps } from './deps.ts';
 import { AppError } from './core/errors/app-error.ts';
-import { sendError, toAppError } from './core/http/error-renderer.ts';
+import { clientErrorHandler, sendError, toAppError } from './core/http/error-renderer.ts';
 import { registerRoutes, type RegisteredRoutes } from './core/http/register.ts';
 import type { RouteDefinition } from './core/http/route-table.ts';
 import { validatorCompiler } from './core/http/validation.ts';
@@ -37,9 +37,11 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     trustProxy: config.trustProxy as boolean | string[],
     // Errors raised before routing (a path that is not a valid URL, an over-long path parameter)
     // get the spec's error body too, not Fastify's own.
+    // Requests Node's parser refuses (headers too large, malformed HTTP) get the error body too.
+    clientErrorHandler: clientErrorHandler(config),
     frameworkErrors: (err, req, reply) => {
       reply.header('x-request-id', req.id);
-      void sendError(reply, req, toAppError(err, config.bodyLimitBytes), config.publicUrl);
+      void sendError(reply, req, toAppError(err, config.bodyLimitBytes), config);
     },
   });
   fastify.setValidatorCompiler(validatorCompiler);
@@ -61,7 +63,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
           remediation: 'Retry in a moment: another instance, or this one restarted, will answer.',
           headers: { 'retry-after': '1' },
         }),
-        config.publicUrl,
+        config,
       );
     }
   });
@@ -101,7 +103,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
         appError.code === 'UNAVAILABLE' || appError.code === 'DEADLINE_EXCEEDED' ? 'warn' : 'error';
       req.log[level]({ err, code: appError.code }, 'request failed');
     }
-    return sendError(reply, req, appError, config.publicUrl);
+    return sendError(reply, req, appError, config);
   });
 
   const registered = registerRoutes(fastify, [...routeTable, ...(options.extraRoutes ?? [])], deps);
@@ -118,7 +120,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
             headers: { allow: allowed.join(', ') },
           },
         ),
-        config.publicUrl,
+        config,
       );
     }
     return sendError(
@@ -128,7 +130,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
         remediation: 'Check the path against the API reference at /docs.',
         next: [{ method: 'GET', path: '/v1/openapi.json', why: 'lists every route of this API' }],
       }),
-      config.publicUrl,
+      config,
     );
   });
 

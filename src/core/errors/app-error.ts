@@ -1,14 +1,14 @@
-import { ERROR_CODES, type ErrorCode } from './codes.ts';
+import { ERROR_CODES, type ErrorCode, type NextStep } from './codes.ts';
 
-export interface NextStep {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  path: string;
-  why: string;
-}
+export type { NextStep } from './codes.ts';
 
 export interface AppErrorOptions {
   status?: number;
   remediation?: string;
+  /**
+   * What the caller can do next. Omitted: the code's default from the error table. `[]`: no next
+   * step here, even where the code has a default (say why in the remediation).
+   */
   next?: NextStep[];
   headers?: Record<string, string>;
   cause?: unknown;

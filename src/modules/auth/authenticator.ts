@@ -69,7 +69,16 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
             (r) => r && { ...r, scopes: ALL, wallets: null, allowed_ips: null },
           )
         : await findKeyForAuth(deps.db, hash);
-    if (!row || row.revoked_at || row.offboarded_at || !sameHash(row.token_hash, hash)) return null;
+    if (row?.offboarded_at && sameHash(row.token_hash, hash)) {
+      // A retired account: no sign-in can help, so none is offered.
+      throw new AppError('UNAUTHORIZED', 'The account of this credential was offboarded and is retired.', {
+        remediation:
+          'An offboarded account cannot be used or signed in to again; its records are retained. ' +
+          'Repeat the offboard request with its original Idempotency-Key to read its result.',
+        next: [],
+      });
+    }
+    if (!row || row.revoked_at || !sameHash(row.token_hash, hash)) return null;
     const credential: VerifiedCredential = {
       credentialId: row.id,
       kind,

@@ -323,6 +323,7 @@ export async function completeSignIn(
     throw new AppError('FORBIDDEN', 'The account of this address was offboarded and is retired.', {
       remediation:
         'An offboarded account cannot sign in again; its records are retained. Sign in with another wallet address to open a new account.',
+      next: [],
     });
   }
 

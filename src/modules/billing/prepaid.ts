@@ -206,22 +206,14 @@ export function formatBalanceUsd(micro: bigint): string {
 
 /**
  * The 402 for a fee the prepaid balance does not cover: the error body with code
- * `PAYMENT_REQUIRED` and a `next` pointing at the top-up.
+ * `PAYMENT_REQUIRED` and the code's default `next` (top-up terms, top-up, development faucet).
  */
 export function paymentRequired(shortfall: { feeMicroUsd: bigint; availableMicro: bigint }): AppError {
   return new AppError(
     'PAYMENT_REQUIRED',
     `The prepaid balance (${formatBalanceUsd(shortfall.availableMicro)} USD) does not cover the fee of ` +
       `${formatBalanceUsd(shortfall.feeMicroUsd)} USD.`,
-    {
-      next: [
-        {
-          method: 'POST',
-          path: '/v1/balance/topups',
-          why: 'Top up the prepaid balance, then retry this request.',
-        },
-        { method: 'GET', path: '/v1/balance', why: 'Read the prepaid balance.' },
-      ],
-    },
+    // No `next` here: the error table's default names the top-up terms, the top-up and, in
+    // development, the faucet with the chain to fund (src/core/errors/codes.ts).
   );
 }

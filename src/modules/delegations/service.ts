@@ -309,13 +309,22 @@ export async function getDelegationRow(
   return row;
 }
 
-const conflict = (message: string) => new AppError('CONFLICT', message);
+const conflict = (id: string, message: string) =>
+  new AppError('CONFLICT', message, {
+    next: [
+      {
+        method: 'GET',
+        path: `/v1/delegations/${id}`,
+        why: 'read the delegation and act on its current status',
+      },
+    ],
+  });
 
 /** CONFLICT unless the grant can still be confirmed. */
 export function assertConfirmable(row: DelegationRow, nowSecs: number): void {
   const status = effectiveStatus(row, nowSecs);
   if (status !== 'prepared') {
-    throw conflict(`Delegation ${row.id} is ${status}; only a prepared delegation can be confirmed.`);
+    throw conflict(row.id, `Delegation ${row.id} is ${status}; only a prepared delegation can be confirmed.`);
   }
 }
 
@@ -332,11 +341,13 @@ export async function verifyEnableSignature(
   const state = await readState(deps, row.chain_id, row.wallet);
   if (state.kernelNonce !== row.kernel_nonce) {
     throw conflict(
+      row.id,
       `The account's Kernel nonce moved since prepare (${row.kernel_nonce} → ${state.kernelNonce}); the signed digest can no longer be enabled. Prepare a new delegation.`,
     );
   }
   if (state.domainVersion !== null && state.domainVersion !== row.domain_version) {
     throw conflict(
+      row.id,
       `The account now signs as Kernel ${state.domainVersion}, not ${row.domain_version}; prepare a new delegation.`,
     );
   }
@@ -350,6 +361,7 @@ export async function verifyEnableSignature(
     );
     if (!onChain) {
       throw conflict(
+        row.id,
         'The account has no ECDSA owner this service can read (owner() or the ECDSA root validator).',
       );
     }
@@ -431,7 +443,7 @@ export async function revoke(
   const row = await findDelegation(tx, actor.principal.accountId, id, true);
   if (!row) throw notFound(`Delegation ${id} does not exist on this account.`);
   if (row.status !== 'prepared' && row.status !== 'active') {
-    throw conflict(`Delegation ${id} is already ${row.status}.`);
+    throw conflict(id, `Delegation ${id} is already ${row.status}.`);
   }
   const changes = { status: 'revoked' as const, revoked_at: deps.clock.now() };
   await updateDelegation(tx, id, changes);
@@ -467,7 +479,7 @@ export function renewedScope(
 export function assertRenewable(row: DelegationRow, nowSecs: number): void {
   const status = effectiveStatus(row, nowSecs);
   if (status !== 'active') {
-    throw conflict(`Delegation ${row.id} is ${status}; only an active delegation can be renewed.`);
+    throw conflict(row.id, `Delegation ${row.id} is ${status}; only an active delegation can be renewed.`);
   }
 }
 

@@ -363,7 +363,7 @@ describe('POST /v1/feedback from the prepaid balance', () => {
 });
 
 describe('POST /v1/feedback when the balance does not cover the fee', () => {
-  it('answers 402 with exactly the x402 v1 body and records the challenge', async () => {
+  it('answers 402 with the x402 v1 body beside the error body and records the challenge', async () => {
     const acc = await createAccountWithSession(t.db.db);
     await fund(acc.accountId, USD / 2n);
     const res = await post(
@@ -374,8 +374,28 @@ describe('POST /v1/feedback when the balance does not cover the fee', () => {
     expect(res.statusCode, res.body).toBe(402);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     const body = res.json() as Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual(['accepts', 'error', 'x402Version']);
+    expect(Object.keys(body).sort()).toEqual(
+      [
+        'accepts',
+        'error',
+        'x402Version',
+        'code',
+        'message',
+        'remediation',
+        'docs_url',
+        'request_id',
+        'next',
+      ].sort(),
+    );
     expect(body).toEqual({
+      code: 'PAYMENT_REQUIRED',
+      message: expect.stringContaining('1 USD') as unknown,
+      remediation: expect.stringContaining('X-PAYMENT') as unknown,
+      docs_url: `${t.deps.config.publicUrl}/docs/errors#PAYMENT_REQUIRED`,
+      request_id: res.headers['x-request-id'],
+      next: expect.arrayContaining([
+        expect.objectContaining({ method: 'POST', path: '/v1/balance/topups' }),
+      ]) as unknown,
       x402Version: 1,
       error: 'X-PAYMENT header is required',
       accepts: [

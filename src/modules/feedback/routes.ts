@@ -54,7 +54,9 @@ export const feedbackRoutes: RouteDefinition[] = [
       'The fee is 1 USD. Without an `X-PAYMENT` header it is debited from the prepaid balance in the ' +
       'same commit that records the request (201, `paid_ref` = the fee ledger group; with metering switched ' +
       'off nothing is charged, `charged_usd` "0"). When the balance does not cover it the answer is 402 with ' +
-      'the x402 v1 body `{x402Version: 1, error, accepts}`; retry the same request with `X-PAYMENT`: the ' +
+      'the x402 v1 body `{x402Version: 1, error, accepts}` and, beside it, the error body (`code` ' +
+      'PAYMENT_REQUIRED, `message`, `remediation`, `docs_url`, `request_id`, `next`: the top-up and its ' +
+      'terms); retry the same request with `X-PAYMENT`: the ' +
       'standard base64 of an x402 v1 PaymentPayload (scheme "exact": an EIP-3009 USDC authorization of exactly ' +
       'the fee to the treasury). It is checked without broadcasting (400 PAYMENT_INVALID naming the x402 ' +
       'reason), recorded with the request, settled on-chain, and only then the request is recorded: 201 ' +
@@ -108,7 +110,10 @@ export const feedbackRoutes: RouteDefinition[] = [
       );
       if (recorded.status !== 402) return recorded;
       // Not stored for replay (402 never is): the retry carrying X-PAYMENT must be processed.
-      return { status: 402, body: await feedbackPaymentRequired(ctx.deps, actor.principal.accountId) };
+      return {
+        status: 402,
+        body: await feedbackPaymentRequired(ctx.deps, actor.principal.accountId, ctx.requestId),
+      };
     },
   }),
 ];

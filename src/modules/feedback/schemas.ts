@@ -75,17 +75,46 @@ const X402Requirements = Type.Object(
   { additionalProperties: false },
 );
 
-/** x402 v1 PaymentRequirementsResponse: the 402 body of POST /v1/feedback. */
+const NextStepSchema = Type.Object(
+  {
+    method: Type.Union([
+      Type.Literal('GET'),
+      Type.Literal('POST'),
+      Type.Literal('PUT'),
+      Type.Literal('DELETE'),
+    ]),
+    path: Type.String(),
+    why: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The 402 body of POST /v1/feedback: the x402 v1 PaymentRequirementsResponse (`x402Version`,
+ * `error`, `accepts`) with the error body's fields beside it, so x402 clients and every other
+ * client read it.
+ */
 export const X402PaymentRequired = Type.Object(
   {
     x402Version: Type.Literal(1),
-    error: Type.String(),
+    error: Type.String({ description: 'x402: why payment is required.' }),
     accepts: Type.Array(X402Requirements),
+    code: Type.Literal('PAYMENT_REQUIRED'),
+    message: Type.String(),
+    remediation: Type.String(),
+    docs_url: Type.String({ description: 'The anchor of PAYMENT_REQUIRED in the served error table.' }),
+    request_id: Type.String({ description: 'Also in the `x-request-id` header.' }),
+    next: Type.Optional(
+      Type.Array(NextStepSchema, {
+        description:
+          'The top-up (POST /v1/balance/topups), its terms and, in development, the faucet naming the chain to fund.',
+      }),
+    ),
   },
   {
     additionalProperties: false,
     description:
-      'Payment required (x402 v1): the prepaid balance does not cover the fee. Retry the same request ' +
-      'with `X-PAYMENT`.',
+      'Payment required: the prepaid balance does not cover the fee. An x402 v1 client retries the same ' +
+      'request with `X-PAYMENT`; any client may top up instead. The error body fields sit beside the x402 ones.',
   },
 );

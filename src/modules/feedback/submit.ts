@@ -13,6 +13,7 @@ import type { Tx } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import type { Actor } from '../../core/http/actor.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
+import { errorBody, type ErrorBody } from '../../core/http/error-renderer.ts';
 import type { StatementKey } from '../../core/http/idempotency.ts';
 import type { RouteResult } from '../../core/http/route-table.ts';
 import { newId } from '../../core/ids.ts';
@@ -227,13 +228,17 @@ function prepaidFeedback(deps: Pick<FeedbackDeps, 'config' | 'clock'>, actor: Ac
 }
 
 /**
- * The x402 v1 402 body for a feature request the balance does not cover, recording the
- * challenge it carries. Throws UNAVAILABLE when payments are not configured (no x402 then).
+ * The 402 for a feature request the balance does not cover, recording the challenge it carries:
+ * the x402 v1 body (`x402Version`, `error`, `accepts`) that x402 clients read, with the error
+ * body's fields beside it (`code` PAYMENT_REQUIRED, `message`, `remediation`, `docs_url`,
+ * `request_id`, `next`) for every other client. Throws UNAVAILABLE when payments are not
+ * configured (no x402 then).
  */
 export async function feedbackPaymentRequired(
   deps: FeedbackDeps,
   accountId: string,
-): Promise<PaymentRequiredBodyV1> {
+  requestId: string,
+): Promise<PaymentRequiredBodyV1 & ErrorBody> {
   const terms = await paymentTerms(deps);
   const amount = deps.config.fees.feedbackMicro;
   const resource = feedbackResource(deps);
@@ -245,7 +250,17 @@ export async function feedbackPaymentRequired(
     asset: terms.asset,
     network: terms.network,
   });
+  const refusal = new AppError(
+    'PAYMENT_REQUIRED',
+    `The prepaid balance does not cover the fee of ${formatUsd(amount)} USD for recording a feature request.`,
+    {
+      remediation:
+        'Pay this request with x402: retry it with an X-PAYMENT header signed from `accepts`. Or top up the ' +
+        'prepaid balance (POST /v1/balance/topups) and retry without one.',
+    },
+  );
   return {
+    ...errorBody(refusal, requestId, deps.config),
     x402Version: X402_VERSION,
     error: X402_PAYMENT_REQUIRED_ERROR,
     accepts: [
