@@ -58,6 +58,17 @@ describe('the error table', () => {
   });
 });
 
+describe('the served error table', () => {
+  it("shows each code's default next step or why there is none", async () => {
+    const page = (await dev.app.fastify.inject({ method: 'GET', url: '/docs/errors' })).body;
+    const row = (code: string) =>
+      page.slice(page.indexOf(`<tr id="${code}">`), page.indexOf('</tr>', page.indexOf(`<tr id="${code}">`)));
+    expect(row('FORBIDDEN')).toContain('GET /v1/auth/session');
+    expect(row('PAYMENT_REQUIRED')).toContain('POST /v1/dev/faucet');
+    expect(row('INTERNAL')).toContain(ERROR_CODES.INTERNAL.noDefaultNext);
+  });
+});
+
 describe('a 403 for a missing scope', () => {
   it('points at whoami, which shows the scopes of the credential', async () => {
     const acc = await createAccountWithSession(dev.db.db);
