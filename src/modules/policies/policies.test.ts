@@ -334,7 +334,7 @@ describe('POST /v1/checks', () => {
       await check({ wallet, kind: 'conversion', amount_usd: '1', sell_token: 'USDC', buy_token: 'WETH' })
     ).json<Check>();
     expect(conv.refusal).toMatchObject({ code: 'POLICY_VIOLATION', rule: 'spend.token_allowlist' });
-    const gas = (await check({ wallet, kind: 'gas_top_up', amount_usd: '6' })).json<Check>();
+    const gas = (await check({ wallet, kind: 'gas_topup', amount_usd: '6' })).json<Check>();
     expect(gas.refusal).toMatchObject({ rule: 'gas.max_top_up_usd' });
     const pm = (
       await check({ wallet, kind: 'prediction_market_order', amount_usd: '1', venue: 'polymarket' })
@@ -385,9 +385,24 @@ describe('POST /v1/checks', () => {
   });
 
   it('answers 404 with a next step for a wallet without a policy', async () => {
-    const res = await check({ wallet: randomAddress(), kind: 'gas_top_up', amount_usd: '1' });
+    const res = await check({ wallet: randomAddress(), kind: 'gas_topup', amount_usd: '1' });
     const body = expectErrorBody(res, 404, 'NOT_FOUND');
     expect(body.next).toEqual([expect.objectContaining({ method: 'PUT', path: '/v1/policies' })]);
+  });
+});
+
+describe('POST /v1/checks: the intent kind', () => {
+  it('is gas_topup as in the spec; the old spelling gas_top_up is a 400 naming the kinds', async () => {
+    const wallet = randomAddress();
+    await put({ version: 1, wallet, chain_id: 8453, gas: { max_top_up_usd: '5' } });
+    const ok = await check({ wallet, kind: 'gas_topup', amount_usd: '2' });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json()).toMatchObject({ allowed: true, refusal: null });
+    expect(ok.json().rules.map((r: { rule: string }) => r.rule)).toContain('gas.max_top_up_usd');
+    const old = await check({ wallet, kind: 'gas_top_up', amount_usd: '2' });
+    const err = expectErrorBody(old, 400, 'INVALID_REQUEST');
+    expect(err.message).toContain('kind must be one of');
+    expect(err.message).toContain('gas_topup');
   });
 });
 

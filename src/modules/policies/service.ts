@@ -251,8 +251,8 @@ export async function actionFromCheck(
         ...(body.venue !== undefined ? { venue: body.venue } : {}),
         ...(body.slippage_bps !== undefined ? { slippageBps: body.slippage_bps } : {}),
       };
-    case 'gas_top_up':
-      return { kind: 'gas_top_up', chainId, amountMicroUsd };
+    case 'gas_topup':
+      return { kind: 'gas_topup', chainId, amountMicroUsd };
     case 'prediction_market_order':
       need(['venue']);
       return { kind: 'prediction_market_order', venue: body.venue ?? '', amountMicroUsd };
