@@ -57,7 +57,7 @@ const actionArb: fc.Arbitrary<PolicyAction> = fc.oneof(
     venue: fc.constantFrom(...VENUES, 'sushiswap'),
     slippageBps: fc.integer({ min: 0, max: 1000 }),
   }),
-  fc.record({ kind: fc.constant('gas_top_up' as const), chainId: fc.constant(8453), amountMicroUsd: micro }),
+  fc.record({ kind: fc.constant('gas_topup' as const), chainId: fc.constant(8453), amountMicroUsd: micro }),
   fc.record({
     kind: fc.constant('prediction_market_order' as const),
     venue: fc.constantFrom('polymarket', 'kalshi', 'other'),

@@ -52,7 +52,7 @@ export interface ConversionAction {
 }
 
 export interface GasTopUpAction {
-  kind: 'gas_top_up';
+  kind: 'gas_topup';
   chainId: number;
   amountMicroUsd: bigint;
 }
@@ -162,7 +162,7 @@ export function evaluateRules(
       spendCaps(action.amountMicroUsd, 1);
       break;
     }
-    case 'gas_top_up': {
+    case 'gas_topup': {
       chain(action.chainId);
       add('gas.enabled', policy.gas.enabled, true, policy.gas.enabled, 'POLICY_VIOLATION');
       const max = usdToMicro(policy.gas.max_top_up_usd);

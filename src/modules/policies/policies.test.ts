@@ -21,11 +21,12 @@ import {
 import { reserveSpend } from './reservations.ts';
 
 const clock = new ManualClock('2026-03-01T12:00:00.000Z');
+const OPERATOR_TOKEN = 'op_'.padEnd(40, 'p');
 let t: TestApp;
 let owner: AccountWithSession;
 
 beforeAll(async () => {
-  t = await createTestApp({ clock, poolSize: 12 });
+  t = await createTestApp({ clock, poolSize: 12, config: { operatorToken: OPERATOR_TOKEN } });
   owner = await createAccountWithSession(t.db.db, { now: clock.now() });
 });
 afterAll(async () => {
@@ -334,7 +335,7 @@ describe('POST /v1/checks', () => {
       await check({ wallet, kind: 'conversion', amount_usd: '1', sell_token: 'USDC', buy_token: 'WETH' })
     ).json<Check>();
     expect(conv.refusal).toMatchObject({ code: 'POLICY_VIOLATION', rule: 'spend.token_allowlist' });
-    const gas = (await check({ wallet, kind: 'gas_top_up', amount_usd: '6' })).json<Check>();
+    const gas = (await check({ wallet, kind: 'gas_topup', amount_usd: '6' })).json<Check>();
     expect(gas.refusal).toMatchObject({ rule: 'gas.max_top_up_usd' });
     const pm = (
       await check({ wallet, kind: 'prediction_market_order', amount_usd: '1', venue: 'polymarket' })
@@ -385,9 +386,225 @@ describe('POST /v1/checks', () => {
   });
 
   it('answers 404 with a next step for a wallet without a policy', async () => {
-    const res = await check({ wallet: randomAddress(), kind: 'gas_top_up', amount_usd: '1' });
+    const res = await check({ wallet: randomAddress(), kind: 'gas_topup', amount_usd: '1' });
     const body = expectErrorBody(res, 404, 'NOT_FOUND');
     expect(body.next).toEqual([expect.objectContaining({ method: 'PUT', path: '/v1/policies' })]);
+  });
+});
+
+describe('POST /v1/checks: the intent kind', () => {
+  it('is gas_topup as in the spec; the old spelling gas_top_up is a 400 naming the kinds', async () => {
+    const wallet = randomAddress();
+    await put({ version: 1, wallet, chain_id: 8453, gas: { max_top_up_usd: '5' } });
+    const ok = await check({ wallet, kind: 'gas_topup', amount_usd: '2' });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json()).toMatchObject({ allowed: true, refusal: null });
+    expect(ok.json().rules.map((r: { rule: string }) => r.rule)).toContain('gas.max_top_up_usd');
+    const old = await check({ wallet, kind: 'gas_top_up', amount_usd: '2' });
+    const err = expectErrorBody(old, 400, 'INVALID_REQUEST');
+    expect(err.message).toContain('kind must be one of');
+    expect(err.message).toContain('gas_topup');
+  });
+});
+
+describe('POST /v1/checks under the execution switches', () => {
+  interface Check {
+    allowed: boolean;
+    refusal: { code: string; rule: string; message: string } | null;
+    rules: { rule: string; pass: boolean; limit: unknown; value: unknown; code: string }[];
+  }
+  const ops = (payload: object) =>
+    t.app.fastify.inject({
+      method: 'PUT',
+      url: '/v1/ops/switches',
+      headers: bearer(OPERATOR_TOKEN),
+      payload,
+    });
+  const switchOff = async (payload: object) => {
+    const res = await ops({ ...payload, enabled: false });
+    expect(res.statusCode, res.body).toBe(200);
+  };
+  const switchOn = async (payload: object) => {
+    const res = await ops({ ...payload, enabled: true });
+    expect(res.statusCode, res.body).toBe(200);
+  };
+  const checked = async (body: object, token: string) => {
+    const res = await check(body, token);
+    expect(res.statusCode, res.body).toBe(200); // a check is a read: it answers under every switch
+    return res.json<Check>();
+  };
+  const switchRules = (c: Check) => c.rules.filter((r) => r.rule.startsWith('switch.'));
+
+  /** Refused by `rule` first, with the reason in the message; then allowed once it is back on. */
+  const expectRefusedBy = (c: Check, rule: string, code: string, ...mentions: string[]) => {
+    expect(c.allowed).toBe(false);
+    expect(c.refusal).toMatchObject({ code, rule });
+    for (const m of mentions) expect(c.refusal?.message).toContain(m);
+    expect(switchRules(c)).toEqual([{ rule, pass: false, limit: 'on', value: 'off', code }]);
+  };
+  const expectNoSwitch = (c: Check) => {
+    expect(switchRules(c)).toEqual([]);
+    expect(c.allowed).toBe(true);
+    expect(c.refusal).toBeNull();
+  };
+
+  let acc: AccountWithSession;
+  let wallet: string;
+  const conversion = () => ({
+    wallet,
+    kind: 'conversion',
+    amount_usd: '10',
+    sell_token: 'USDC',
+    buy_token: 'WETH',
+  });
+  const actions = () => [
+    conversion(),
+    { wallet, kind: 'gas_topup', amount_usd: '1' },
+    { wallet, kind: 'transfer', amount_usd: '1', token: 'USDC' },
+    { wallet, kind: 'prediction_market_order', amount_usd: '1', venue: 'polymarket' },
+  ];
+
+  beforeAll(async () => {
+    acc = await createAccountWithSession(t.db.db, { now: clock.now() });
+    wallet = randomAddress();
+    const res = await put(
+      {
+        version: 1,
+        wallet,
+        chain_id: 8453,
+        execution: { venues: ['aerodrome', 'uniswap-v3'] },
+        spend: { screening_required_above_usd: null },
+        prediction_markets: { enabled: true, venues: ['polymarket'] },
+      },
+      acc.sessionToken,
+    );
+    expect(res.statusCode, res.body).toBe(201);
+    for (const body of actions()) expectNoSwitch(await checked(body, acc.sessionToken));
+  });
+
+  it('environment: every action is refused with EXECUTION_DISABLED and the reason, then allowed', async () => {
+    await switchOff({ scope: 'environment', reason: 'Chain incident under investigation' });
+    try {
+      for (const body of actions()) {
+        const c = await checked(body, acc.sessionToken);
+        expectRefusedBy(c, 'switch.environment', 'EXECUTION_DISABLED', 'Chain incident under investigation');
+        expect(c.rules[0]?.rule).toBe('switch.environment'); // before any policy rule, as at admission
+      }
+      // Another account is refused too.
+      const other = await createAccountWithSession(t.db.db, { now: clock.now() });
+      const otherWallet = randomAddress();
+      await put({ version: 1, wallet: otherWallet, chain_id: 8453 }, other.sessionToken);
+      const c = await checked(
+        { wallet: otherWallet, kind: 'gas_topup', amount_usd: '1' },
+        other.sessionToken,
+      );
+      expect(c.refusal).toMatchObject({ rule: 'switch.environment' });
+    } finally {
+      await switchOn({ scope: 'environment' });
+    }
+    for (const body of actions()) expectNoSwitch(await checked(body, acc.sessionToken));
+  });
+
+  it("account panic: the account's own switch, with its reason; lifted, the rule is gone", async () => {
+    const panic = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/account/panic',
+      headers: bearer(acc.sessionToken),
+      payload: { reason: 'Key may have leaked' },
+    });
+    expect(panic.statusCode, panic.body).toBe(200);
+    for (const body of actions()) {
+      expectRefusedBy(
+        await checked(body, acc.sessionToken),
+        'switch.panic',
+        'EXECUTION_DISABLED',
+        'panic',
+        'Key may have leaked',
+      );
+    }
+    const unpanic = await t.app.fastify.inject({
+      method: 'DELETE',
+      url: '/v1/account/panic',
+      headers: bearer(acc.sessionToken),
+    });
+    expect(unpanic.statusCode, unpanic.body).toBe(200);
+    for (const body of actions()) expectNoSwitch(await checked(body, acc.sessionToken));
+  });
+
+  it("account: the operator's switch on the account, with its reason; back on, the rule is gone", async () => {
+    await switchOff({ scope: 'account', target: acc.accountId, reason: 'Unpaid invoice' });
+    for (const body of actions()) {
+      expectRefusedBy(
+        await checked(body, acc.sessionToken),
+        'switch.account',
+        'EXECUTION_DISABLED',
+        'this account by the operator',
+        'Unpaid invoice',
+      );
+    }
+    await switchOn({ scope: 'account', target: acc.accountId });
+    for (const body of actions()) expectNoSwitch(await checked(body, acc.sessionToken));
+  });
+
+  it('wallet: only that wallet is refused, with the reason; back on, the rule is gone', async () => {
+    const otherWallet = randomAddress();
+    await put({ version: 1, wallet: otherWallet, chain_id: 8453 }, acc.sessionToken);
+    await switchOff({ scope: 'wallet', target: wallet, reason: 'Suspicious outflows' });
+    for (const body of actions()) {
+      expectRefusedBy(
+        await checked(body, acc.sessionToken),
+        'switch.wallet',
+        'EXECUTION_DISABLED',
+        `wallet ${wallet}`,
+        'Suspicious outflows',
+      );
+    }
+    expectNoSwitch(
+      await checked({ wallet: otherWallet, kind: 'gas_topup', amount_usd: '1' }, acc.sessionToken),
+    );
+    await switchOn({ scope: 'wallet', target: wallet });
+    for (const body of actions()) expectNoSwitch(await checked(body, acc.sessionToken));
+  });
+
+  it('venue: refuses an order at that venue, and a conversion once no venue is left', async () => {
+    await switchOff({ scope: 'venue', target: 'polymarket', reason: 'Venue outage' });
+    const order = { wallet, kind: 'prediction_market_order', amount_usd: '1', venue: 'polymarket' };
+    expectRefusedBy(
+      await checked(order, acc.sessionToken),
+      'switch.venue',
+      'EXECUTION_DISABLED',
+      'venue polymarket',
+      'Venue outage',
+    );
+    // Other kinds do not use the venue.
+    expectNoSwitch(await checked(conversion(), acc.sessionToken));
+    expectNoSwitch(await checked({ wallet, kind: 'gas_topup', amount_usd: '1' }, acc.sessionToken));
+
+    // A conversion loses the switched-off venue from planning: refused only when none is left.
+    await switchOff({ scope: 'venue', target: 'aerodrome', reason: 'Router upgrade' });
+    const atAerodrome = await checked({ ...conversion(), venue: 'aerodrome' }, acc.sessionToken);
+    expectRefusedBy(atAerodrome, 'switch.venue', 'VENUE_UNAVAILABLE', 'venue aerodrome', 'Router upgrade');
+    expect(atAerodrome.rules.at(-1)?.rule).toBe('switch.venue'); // after the policy's rules
+    expectNoSwitch(await checked({ ...conversion(), venue: 'uniswap-v3' }, acc.sessionToken));
+    expectNoSwitch(await checked(conversion(), acc.sessionToken)); // uniswap-v3 is left
+    await switchOff({ scope: 'venue', target: 'uniswap-v3', reason: 'Pool paused' });
+    expectRefusedBy(
+      await checked(conversion(), acc.sessionToken),
+      'switch.venue',
+      'VENUE_UNAVAILABLE',
+      'Router upgrade',
+      'Pool paused',
+    );
+    // A policy rule that fails first stays the refusal; the switch is still listed.
+    const outside = await checked({ ...conversion(), amount_usd: '1000' }, acc.sessionToken);
+    expect(outside.refusal).toMatchObject({ rule: 'spend.per_tx_usd' });
+    expect(switchRules(outside)).toEqual([expect.objectContaining({ rule: 'switch.venue', pass: false })]);
+
+    for (const venue of ['polymarket', 'aerodrome', 'uniswap-v3'])
+      await switchOn({ scope: 'venue', target: venue });
+    for (const body of [...actions(), { ...conversion(), venue: 'aerodrome' }]) {
+      expectNoSwitch(await checked(body, acc.sessionToken));
+    }
   });
 });
 

@@ -107,8 +107,12 @@ export const policiesRoutes: RouteDefinition[] = [
     operationId: 'checkAction',
     summary: "Dry run: every rule of the wallet's active policy against a hypothetical action",
     description:
-      'Reserves nothing and writes nothing. Returns the verdict of each rule with its limit and what the ' +
-      'action would use, including the daily and velocity caps against the current counters.',
+      'Reserves nothing and writes nothing, and answers under every execution switch. Returns the verdict of ' +
+      'each rule with its limit and what the action would use, including the daily and velocity caps against ' +
+      'the current counters. An execution switch that would refuse the action is a failing rule ' +
+      '(`switch.environment`, `switch.account`, `switch.panic`, `switch.wallet`, `switch.venue`) with the ' +
+      'code the executing route answers (EXECUTION_DISABLED, or VENUE_UNAVAILABLE when a conversion has no ' +
+      'venue left); `refusal.message` names the switch and its reason.',
     tags: TAGS,
     class: 'bearer',
     scope: 'read',

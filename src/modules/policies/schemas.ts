@@ -97,7 +97,7 @@ const SYMBOL = Type.String({ minLength: 1, maxLength: 16 });
 export const CheckBody = Type.Object(
   {
     wallet: WALLET,
-    kind: Type.Enum(['conversion', 'gas_top_up', 'prediction_market_order', 'transfer']),
+    kind: Type.Enum(['conversion', 'gas_topup', 'prediction_market_order', 'transfer']),
     amount_usd: Type.String({ pattern: USD_PATTERN, maxLength: 24 }),
     chain_id: Type.Optional(Type.Integer({ description: "Default: the policy's chain" })),
     sell_token: Type.Optional(SYMBOL),

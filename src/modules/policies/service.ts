@@ -16,7 +16,9 @@ import {
   type PolicyDocument,
   type PolicyDocumentInput,
 } from './document.ts';
-import { evaluateRules, refusalMessage, type PolicyAction, type RuleVerdict } from './engine.ts';
+import { evaluateRules, refusalMessage, type PolicyAction, type RuleName, type RuleValue } from './engine.ts';
+import { switchRules, type SwitchRuleName } from './switch-rules.ts';
+import { switchesOffFor } from '../switches/index.ts';
 import { readSpendUsage } from './reservations.ts';
 import { usdToMicro } from '../../core/money.ts';
 import { insertPolicy, latestPolicy, listPolicyRows, lockPolicyHistory, type PolicyRow } from './store.ts';
@@ -128,6 +130,15 @@ export function noPolicyError(wallet: string): AppError {
   });
 }
 
+/** One verdict of a check: a policy rule, or a switch that refuses the action (`switch.*`). */
+export interface CheckRule {
+  rule: RuleName | SwitchRuleName;
+  pass: boolean;
+  limit: RuleValue;
+  value: RuleValue;
+  code: string;
+}
+
 export interface CheckResult {
   wallet: string;
   policy_version: number;
@@ -135,12 +146,14 @@ export interface CheckResult {
   allowed: boolean;
   /** The first failing rule, as a spending path would report it; null when allowed. */
   refusal: { code: string; rule: string; message: string } | null;
-  rules: Array<Omit<RuleVerdict, 'code'> & { code: string }>;
+  rules: CheckRule[];
 }
 
 /**
- * Evaluates a hypothetical action against the wallet's active policy and current counters:
- * reads only, reserves nothing. Throws NOT_FOUND when the wallet has no policy.
+ * Evaluates a hypothetical action against the execution switches, the wallet's active policy and
+ * the current counters: reads only, reserves nothing. Throws NOT_FOUND when the wallet has no
+ * policy. A switch that refuses the action is a failing rule: those admission checks come first,
+ * a conversion's venue switch (planning) after the policy's rules.
  */
 export async function checkAction(
   db: DbExecutor,
@@ -151,22 +164,33 @@ export async function checkAction(
   buildAction: (policy: PolicyDocument) => PolicyAction | Promise<PolicyAction>,
 ): Promise<CheckResult> {
   const lower = wallet.toLowerCase();
-  // The counters do not depend on the policy: read both at once (one round trip of latency).
+  // The counters and the switches do not depend on the policy: read them at once (one round
+  // trip of latency).
   const usageRead = readSpendUsage(db, clock, accountId, lower);
   usageRead.catch(() => undefined); // awaited below unless the policy is missing
+  const switchesRead = switchesOffFor(db, accountId, lower);
+  switchesRead.catch(() => undefined);
   const policy = await getActivePolicy(db, registry, accountId, lower);
   if (!policy) throw noPolicyError(lower);
   const action = await buildAction(policy.document);
   const usage = action.kind === 'delegation_scope' ? undefined : await usageRead;
-  const rules = evaluateRules(policy.document, action, usage);
-  const failed = rules.find((r) => !r.pass);
+  const switches = switchRules(action, policy.document, await switchesRead);
+  const verdicts: Array<CheckRule & { message: string | null }> = [
+    ...switches.admission,
+    ...evaluateRules(policy.document, action, usage).map((v) => ({
+      ...v,
+      message: v.pass ? null : refusalMessage(v),
+    })),
+    ...switches.planning,
+  ];
+  const failed = verdicts.find((r) => !r.pass);
   return {
     wallet: lower,
     policy_version: policy.version,
     policy_hash: policy.hash,
     allowed: !failed,
-    refusal: failed ? { code: failed.code, rule: failed.rule, message: refusalMessage(failed) } : null,
-    rules,
+    refusal: failed ? { code: failed.code, rule: failed.rule, message: failed.message ?? '' } : null,
+    rules: verdicts.map(({ rule, pass, limit, value, code }) => ({ rule, pass, limit, value, code })),
   };
 }
 
@@ -251,8 +275,8 @@ export async function actionFromCheck(
         ...(body.venue !== undefined ? { venue: body.venue } : {}),
         ...(body.slippage_bps !== undefined ? { slippageBps: body.slippage_bps } : {}),
       };
-    case 'gas_top_up':
-      return { kind: 'gas_top_up', chainId, amountMicroUsd };
+    case 'gas_topup':
+      return { kind: 'gas_topup', chainId, amountMicroUsd };
     case 'prediction_market_order':
       need(['venue']);
       return { kind: 'prediction_market_order', venue: body.venue ?? '', amountMicroUsd };

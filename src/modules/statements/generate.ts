@@ -76,6 +76,8 @@ export interface GenerateStatementReturnType {
   export: StatementExportInfo;
   /** False when an identical export was stored before (the object was left as it was). */
   created: boolean;
+  /** For `csv`: the exported bytes as text (the balance table is small); null for `json`. */
+  csv: string | null;
 }
 
 /**
@@ -142,6 +144,7 @@ export async function generateStatement(
   if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError('batchSize must be positive');
 
   const staged = await deps.objectStore.stage().catch(storeUnavailable);
+  let csv: string | null = null;
   try {
     const statement = await deps.db
       .transaction()
@@ -151,7 +154,8 @@ export async function generateStatement(
         const rows = await readStatementBalances(tx, scope);
         const summary = buildStatementSummary(scope, period, rows);
         if (params.format === 'csv') {
-          await staged.write(renderStatementCsv(summary));
+          csv = renderStatementCsv(summary);
+          await staged.write(csv);
           return summary;
         }
         await staged.write(STATEMENT_JSON_HEAD);
@@ -193,6 +197,7 @@ export async function generateStatement(
         downloadPath: statementDownloadPath(contentHash),
       },
       created,
+      csv,
     };
   } catch (err) {
     await staged.discard().catch(() => undefined);

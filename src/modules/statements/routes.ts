@@ -9,7 +9,13 @@ import {
 import type { AppDeps } from '../../deps.ts';
 import { openStatementExport } from './download.ts';
 import { generateStatement } from './generate.ts';
-import { StatementExportBody, StatementExportParams, StatementQuery, StatementResponse } from './schemas.ts';
+import {
+  STATEMENT_CSV_HEADERS,
+  StatementExportBody,
+  StatementExportParams,
+  StatementOkResponse,
+  StatementQuery,
+} from './schemas.ts';
 import { findStatementExport } from './store.ts';
 
 const TAGS = ['statements'];
@@ -40,16 +46,19 @@ export const statementsRoutes: RouteDefinition[] = [
     summary: "A wallet's statement for a UTC month or day, exported as an immutable object",
     description:
       'Covers the entries of the wallet’s ledger accounts (`wallet:<chain>:<address>`, every chain) in the ' +
-      'account’s groups, and the fees charged for the wallet’s actions (docs/statements.md). Returns the ' +
-      'summary (never the entries), the SHA-256 of the exported bytes and where they are stored. The same ' +
-      'wallet and period over the same ledger range always give byte-identical content and the same hash; ' +
-      'the export is content-addressed and immutable.',
+      'account’s groups, and the fees charged for the wallet’s actions (docs/statements.md). With ' +
+      '`format=json` (the default) returns the summary (never the entries), the SHA-256 of the exported ' +
+      'bytes and where they are stored. With `format=csv` returns the CSV balance table itself ' +
+      '(`text/csv; charset=utf-8`), byte for byte the stored export, with its hash in `x-content-hash` ' +
+      '(and `etag`) and its download path in `content-location`. The same wallet and period over the same ' +
+      'ledger range always give byte-identical content and the same hash; the export is content-addressed ' +
+      'and immutable.',
     tags: TAGS,
     class: 'bearer',
     scope: 'read',
     wallet: { in: 'query', field: 'wallet' },
     budgetMs: STATEMENT_BUDGET_MS,
-    schema: { querystring: StatementQuery, response: { 200: StatementResponse } },
+    schema: { querystring: StatementQuery, response: { 200: StatementOkResponse } },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
       const objectStore = objectStoreOf(ctx.deps);
@@ -67,6 +76,20 @@ export const statementsRoutes: RouteDefinition[] = [
         },
         { deadline: ctx.deadline },
       );
+      if (result.csv !== null) {
+        // The table itself: the exact bytes stored and hashed.
+        return {
+          status: 200,
+          body: null,
+          raw: { text: result.csv, contentType: result.export.contentType },
+          headers: {
+            'cache-control': 'no-store',
+            [STATEMENT_CSV_HEADERS.contentHash]: result.contentHash,
+            [STATEMENT_CSV_HEADERS.location]: result.export.downloadPath,
+            etag: `"${result.contentHash.slice('sha256:'.length)}"`,
+          },
+        };
+      }
       return {
         status: 200,
         body: {

@@ -21,7 +21,8 @@ export const StatementQuery = Type.Object(
       Type.Enum([...STATEMENT_FORMATS], {
         default: 'json',
         description:
-          '`json`: the summary and every entry in one canonical JSON document. `csv`: the balance table.',
+          '`json` (the default): the answer is the summary, and the export is one canonical JSON document ' +
+          'with every entry. `csv`: the answer is the export itself, the balance table as CSV.',
       }),
     ),
   },
@@ -107,3 +108,39 @@ export const StatementExportParams = Type.Object(
 export const StatementExportBody = Type.String({
   description: 'The stored export, byte for byte: a JSON document or a CSV table (see content type)',
 });
+
+export const StatementCsvBody = Type.String({
+  description:
+    'format=csv: the balance table, byte for byte the stored export (RFC 4180, CRLF line ends, a header row, ' +
+    'one row per ledger account and asset)',
+});
+
+/** Headers of a `format=csv` answer: the export's hash and where it is stored. */
+export const STATEMENT_CSV_HEADERS = {
+  contentHash: 'x-content-hash',
+  location: 'content-location',
+} as const;
+
+/**
+ * The 200 of GET /v1/statements: the JSON summary (the default), or with `format=csv` the CSV
+ * balance table itself, with the export's hash and download path in headers.
+ */
+export const StatementOkResponse = {
+  description:
+    'format=json (the default): the summary, the content hash and the export. format=csv: the CSV balance ' +
+    'table itself (text/csv), with its content hash and download path in headers.',
+  headers: {
+    [STATEMENT_CSV_HEADERS.contentHash]: Type.String({
+      pattern: CONTENT_HASH_PATTERN,
+      description: 'format=csv only: `sha256:<hex>` of the body, the stored export’s content hash',
+    }),
+    [STATEMENT_CSV_HEADERS.location]: Type.String({
+      description: 'format=csv only: the stored export’s download path (/v1/statements/exports/sha256:<hex>)',
+    }),
+    etag: Type.String({ description: 'format=csv only: the body’s SHA-256 (hex), quoted' }),
+  },
+  content: {
+    'application/json': { schema: StatementResponse },
+    'text/csv': { schema: StatementCsvBody },
+  },
+};

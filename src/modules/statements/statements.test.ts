@@ -1,6 +1,7 @@
 // GET /v1/statements and GET /v1/statements/exports/{content_hash}: what a wallet's statement
 // includes (checked against entries booked with the ledger's own functions), byte-for-byte
-// determinism, the CSV balance table, invalid periods (fuzzed) storing nothing, and tenancy.
+// determinism, the CSV balance table (answered itself with format=csv), invalid periods (fuzzed)
+// storing nothing, and tenancy.
 
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
@@ -113,6 +114,26 @@ async function statementOf(query: Record<string, string>, token = a.sessionToken
   // Every answer matches the schema the OpenAPI document publishes.
   expect(Value.Check(StatementResponse, body), res.body).toBe(true);
   return body;
+}
+
+/** GET /v1/statements?format=csv: the CSV table itself, with its hash and location in headers. */
+async function csvOf(query: Record<string, string>, token = a.sessionToken) {
+  const res = await getStatement(token, { ...query, format: 'csv' });
+  expect(res.statusCode, res.body).toBe(200);
+  expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+  const hash = String(res.headers['x-content-hash']);
+  expect(hash).toMatch(/^sha256:[0-9a-f]{64}$/);
+  // The header is the hash of the bytes answered.
+  expect(`sha256:${createHash('sha256').update(res.rawPayload).digest('hex')}`).toBe(hash);
+  expect(res.headers['content-location']).toBe(`/v1/statements/exports/${hash}`);
+  expect(res.headers['etag']).toBe(`"${hash.slice(7)}"`);
+  return {
+    res,
+    text: res.body,
+    bytes: res.rawPayload,
+    hash,
+    location: String(res.headers['content-location']),
+  };
 }
 
 async function download(path: string, token = a.sessionToken) {
@@ -257,19 +278,20 @@ describe('what a statement includes', () => {
   });
 
   it('is empty, not an error, for a wallet without entries', async () => {
-    const body = await statementOf({ wallet: randomAddress(), period: '2026-02', format: 'csv' });
-    expect(body.statement).toMatchObject({
+    const empty = randomAddress();
+    const csv = await csvOf({ wallet: empty, period: '2026-02' });
+    expect(csv.text).toBe(
+      'wallet,period,period_start,period_end,ledger_account,asset,opening,debits,credits,closing,' +
+        'entry_count,first_seq,last_seq\r\n',
+    );
+    expect((await download(csv.location)).body).toBe(csv.text);
+    const json = await statementOf({ wallet: empty, period: '2026-02' });
+    expect(json.statement).toMatchObject({
       balances: [],
       entry_count: 0,
       fees_usd: '0.000000',
       ledger_range: { first_seq: null, last_seq: null },
     });
-    const res = await download(body.export.download_path);
-    expect(res.body).toBe(
-      'wallet,period,period_start,period_end,ledger_account,asset,opening,debits,credits,closing,' +
-        'entry_count,first_seq,last_seq\r\n',
-    );
-    const json = await statementOf({ wallet: body.statement.wallet, period: '2026-02' });
     expect((await download(json.export.download_path)).body).toBe(
       `{"entries":[],"statement":${canonicalJson(json.statement)},"version":1}`,
     );
@@ -326,16 +348,12 @@ describe('the exported content', () => {
     expect(refund?.['reverses']).toMatch(/^lgr_/);
   });
 
-  it('CSV: the balance table with a header row', async () => {
-    const body = await statementOf({ wallet, period: '2026-03', format: 'csv' });
-    expect(body.export).toMatchObject({ format: 'csv', content_type: 'text/csv; charset=utf-8' });
-    expect(body.export.key).toMatch(/\.csv$/);
-    const res = await download(body.export.download_path);
-    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
-    expect(`sha256:${createHash('sha256').update(res.body).digest('hex')}`).toBe(body.content_hash);
-    const lines = res.body.split('\r\n');
+  it('CSV: the answer is the balance table itself, the stored export byte for byte', async () => {
+    const csv = await csvOf({ wallet, period: '2026-03' });
+    const lines = csv.text.split('\r\n');
     expect(lines.pop()).toBe('');
-    const s = body.statement;
+    // The rows are the summary's balances, the same as format=json reports.
+    const s = (await statementOf({ wallet, period: '2026-03' })).statement;
     const rows = s.balances.map((r) =>
       [
         wallet,
@@ -358,9 +376,53 @@ describe('the exported content', () => {
         'entry_count,first_seq,last_seq',
       ...rows,
     ]);
+    expect(lines[1]).toContain(`,${prepaidAccount(a.accountId)},USD,30000,70000,20000,80000,3,`);
     expect(lines[3]).toContain(
       `,${walletAccount(8453, wallet)},${USDC},1000000000,500000001,200000000,1300000001,3,`,
     );
+
+    // Each wallet row is what the ledger holds: A's entries of that ledger account and asset.
+    const march = { start: new Date('2026-03-01T00:00:00Z'), end: new Date('2026-04-01T00:00:00Z') };
+    for (const line of lines.slice(1)) {
+      const [, , , , account, asset, opening, debits, credits, closing, count, first, last] = line.split(',');
+      if (!account!.startsWith('wallet:')) continue;
+      const entries = await db()
+        .selectFrom('ledger_entries as e')
+        .innerJoin('ledger_groups as g', 'g.id', 'e.group_id')
+        .select(['e.seq', 'e.amount', 'g.created_at'])
+        .where('g.account_id', '=', a.accountId)
+        .where('e.ledger_account', '=', account!)
+        .where('e.asset', '=', asset!)
+        .where('g.created_at', '<', march.end)
+        .orderBy('e.seq')
+        .execute();
+      const before = entries.filter((e) => new Date(e.created_at) < march.start);
+      const during = entries.filter((e) => new Date(e.created_at) >= march.start);
+      const sum = (xs: bigint[]) => xs.reduce((x, y) => x + y, 0n);
+      const amounts = during.map((e) => BigInt(e.amount));
+      expect(opening).toBe(String(sum(before.map((e) => BigInt(e.amount)))));
+      expect(debits).toBe(String(sum(amounts.filter((x) => x > 0n))));
+      expect(credits).toBe(String(-sum(amounts.filter((x) => x < 0n))));
+      expect(closing).toBe(String(sum(entries.map((e) => BigInt(e.amount)))));
+      expect(Number(count)).toBe(during.length);
+      expect(first).toBe(during[0] ? String(during[0].seq) : '');
+      expect(last).toBe(during.at(-1) ? String(during.at(-1)!.seq) : '');
+    }
+
+    // The hash header names the stored export: its row, its object and its download.
+    const row = (await exportRows(a.accountId)).find((r) => r.content_hash === csv.hash);
+    expect(row).toMatchObject({
+      format: 'csv',
+      wallet,
+      period: '2026-03',
+      object_key: `statements/${a.accountId}/${csv.hash.slice(7)}.csv`,
+    });
+    expect(Number(row?.bytes)).toBe(csv.bytes.length);
+    expect(storedObjects()).toContain(row?.object_key);
+    const stored = await download(csv.location);
+    expect(stored.statusCode).toBe(200);
+    expect(stored.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(Buffer.compare(stored.rawPayload, csv.bytes)).toBe(0);
   });
 
   it('is listed in the account export manifest', async () => {
@@ -392,9 +454,21 @@ describe('determinism', () => {
     expect(Buffer.compare(bytes1, bytes2)).toBe(0);
   });
 
+  it('CSV: two requests answer byte-identical tables with the same hash, stored once', async () => {
+    const first = await csvOf({ wallet, period: '2026-03' });
+    const rowsBefore = (await exportRows(a.accountId)).length;
+    const objectsBefore = storedObjects();
+    const second = await csvOf({ wallet: wallet.toUpperCase().replace('0X', '0x'), period: '2026-03' });
+    expect(Buffer.compare(first.bytes, second.bytes)).toBe(0);
+    expect(second.hash).toBe(first.hash);
+    expect(second.location).toBe(first.location);
+    expect((await exportRows(a.accountId)).length).toBe(rowsBefore);
+    expect(storedObjects()).toEqual(objectsBefore);
+  });
+
   it('ignores what the statement does not cover, and changes with a new entry in the period', async () => {
     const before = await statementOf({ wallet, period: '2026-03' });
-    const beforeCsv = await statementOf({ wallet, period: '2026-03', format: 'csv' });
+    const beforeCsv = await csvOf({ wallet, period: '2026-03' });
     // Another account's entry, an entry outside the period, another wallet's entry and fee.
     await book(b.accountId, '2026-03-10T10:00:00Z', deposit(wallet, USDC, 5n));
     await book(a.accountId, '2026-04-02T10:00:00Z', deposit(wallet, USDC, 5n));
@@ -403,16 +477,15 @@ describe('determinism', () => {
     await fee(a.accountId, '2026-03-10T10:00:00Z', 5n, null);
     const unchanged = await statementOf({ wallet, period: '2026-03' });
     expect(unchanged.content_hash).toBe(before.content_hash);
-    expect((await statementOf({ wallet, period: '2026-03', format: 'csv' })).content_hash).toBe(
-      beforeCsv.content_hash,
-    );
+    expect((await csvOf({ wallet, period: '2026-03' })).hash).toBe(beforeCsv.hash);
 
     await book(a.accountId, '2026-03-10T10:00:00Z', deposit(wallet, USDC, 5n));
     const changed = await statementOf({ wallet, period: '2026-03' });
     expect(changed.content_hash).not.toBe(before.content_hash);
     expect(changed.statement.entry_count).toBe(before.statement.entry_count + 1);
-    const changedCsv = await statementOf({ wallet, period: '2026-03', format: 'csv' });
-    expect(changedCsv.content_hash).not.toBe(beforeCsv.content_hash);
+    const changedCsv = await csvOf({ wallet, period: '2026-03' });
+    expect(changedCsv.hash).not.toBe(beforeCsv.hash);
+    expect(changedCsv.text).not.toBe(beforeCsv.text);
     // Both versions stay downloadable: exports are immutable.
     expect((await download(before.export.download_path)).statusCode).toBe(200);
     expect((await download(changed.export.download_path)).statusCode).toBe(200);
@@ -475,6 +548,24 @@ describe('invalid periods', () => {
     ]) {
       expectErrorBody(await getStatement(a.sessionToken, query), 400, 'INVALID_REQUEST');
     }
+    for (const format of ['CSV', 'text/csv', '', 'csv,json']) {
+      const res = await getStatement(a.sessionToken, { wallet, period: '2026-03', format });
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(expectErrorBody(res, 400, 'INVALID_REQUEST').message).toContain(
+        'format must be one of json, csv',
+      );
+    }
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('declares the JSON answer and the text/csv one, with the hash and location headers', async () => {
+    const res = await t.app.fastify.inject({ method: 'GET', url: '/v1/openapi.json' });
+    const ok = res.json().paths['/v1/statements'].get.responses['200'];
+    expect(Object.keys(ok.content).sort()).toEqual(['application/json', 'text/csv']);
+    expect(ok.content['text/csv'].schema).toMatchObject({ type: 'string' });
+    expect(ok.content['application/json'].schema).toMatchObject({ type: 'object' });
+    expect(Object.keys(ok.headers).sort()).toEqual(['content-location', 'etag', 'x-content-hash']);
   });
 });
 

@@ -28,7 +28,7 @@ import {
   type SwitchSource,
 } from './store.ts';
 
-export { SWITCH_SCOPES, type SwitchScope, type SwitchSource };
+export { SWITCH_SCOPES, type OffSwitch, type SwitchScope, type SwitchSource };
 
 /**
  * Every venue a switch can name, in one list: the conversion venues, the prediction-market
@@ -151,6 +151,21 @@ export async function assertExecutionEnabled(
   }
   const first = firstByPrecedence(off);
   if (first) throw executionDisabled(first);
+}
+
+/**
+ * Every switch that is off and touches an execution by the account through `wallet`: the
+ * environment, the account (operator and panic), the wallet and every venue, the widest first
+ * (the order of the precedence above, then by target). Read now, never cached: the pre-flight
+ * check (POST /v1/checks) reports them as refused rules.
+ */
+export async function switchesOffFor(
+  db: DbExecutor,
+  accountId: string,
+  wallet: string,
+): Promise<OffSwitch[]> {
+  const off = await offSwitchesOfAccount(db, accountId, [wallet.toLowerCase()]);
+  return PRECEDENCE.flatMap(([scope, source]) => off.filter((s) => s.scope === scope && s.source === source));
 }
 
 function firstByPrecedence(off: OffSwitch[]): OffSwitch | undefined {
