@@ -794,7 +794,6 @@ describe('DELETE /v1/auth/session', () => {
         account_id: account!.id,
         name: null,
         token_hash: hashToken(key),
-        token_prefix: key.slice(0, 8),
         scopes: ['admin'],
         wallets: null,
         allowed_ips: null,

@@ -8,7 +8,6 @@ export interface ApiKeysTable {
   account_id: string;
   name: string | null;
   token_hash: string;
-  token_prefix: string;
   scopes: string[];
   wallets: string[] | null;
   allowed_ips: string[] | null;
