@@ -132,7 +132,6 @@ export async function createKey(
       account_id: accountId,
       name: options.name ?? null,
       token_hash: hashToken(token),
-      token_prefix: token.slice(0, 10),
       scopes: options.scopes ?? ['read'],
       wallets: options.wallets ? options.wallets.map((w) => w.toLowerCase()) : null,
       allowed_ips: options.allowedIps ?? null,

@@ -98,7 +98,6 @@ async function readExport(
     .select([
       'id',
       'name',
-      'token_prefix',
       'scopes',
       'wallets',
       'allowed_ips',
@@ -285,7 +284,6 @@ async function readExport(
     api_keys: bounded('api_keys', apiKeys, bound, truncated).map((k) => ({
       id: k.id,
       name: k.name,
-      token_prefix: k.token_prefix,
       scopes: k.scopes,
       wallets: k.wallets,
       allowed_ips: k.allowed_ips,

@@ -17,13 +17,12 @@ import type { AppDeps } from '../../deps.ts';
 import { recordAudit } from '../audit/index.ts';
 import { notifyCredentialChanged } from '../auth/credential-cache.ts';
 import { ipAllowed, keyMeetsRule } from '../auth/scopes.ts';
-import { findSessionForAuth } from '../auth/store.ts';
+import { findKeyForAuth, findSessionForAuth } from '../auth/store.ts';
 import { hashToken, sameHash, tokenKind } from '../auth/tokens.ts';
 import { arrowCancellation, listReadyArrowTokens, removeReadyArrows } from '../billing/auto-topup.ts';
 import { revocationNonce, revoke } from '../delegations/service.ts';
 import { findDelegation } from '../delegations/store.ts';
 import { emitEvent } from '../events/index.ts';
-import { findKeyForAuth } from '../keys/store.ts';
 import { retireAccountWebhooks } from '../webhooks/store.ts';
 
 export const OFFBOARD_REASON_MAX = 300;

@@ -6,33 +6,10 @@ import { AppError } from '../../core/errors/app-error.ts';
 import type { Principal, RouteDefinition, Scope } from '../../core/http/route-table.ts';
 import type { Authenticator } from '../../deps.ts';
 import { USER_AGENT_MAX } from '../audit/index.ts';
-import { findKeyForAuth } from '../keys/store.ts';
+import type { CredentialCache, VerifiedCredential } from './credential-cache.ts';
 import { ipAllowed, keyMeetsRule, walletsOfRoute } from './scopes.ts';
-import { findSessionForAuth, recordCredentialUse } from './store.ts';
+import { findKeyForAuth, findSessionForAuth, recordCredentialUse } from './store.ts';
 import { hashToken, sameHash, tokenKind } from './tokens.ts';
-
-/** What the guard needs to know about a credential; cached by token hash when a cache is given. */
-export interface VerifiedCredential {
-  credentialId: string;
-  kind: 'session' | 'key';
-  accountId: string;
-  address: string;
-  scopes: Scope[];
-  wallets: string[] | null;
-  allowedIps: string[] | null;
-  expiresAt: Date;
-}
-
-/**
- * A cache of verified credentials. Whatever implements it must never serve a credential after
- * its revocation or rotation has committed anywhere (see credential-cache.ts).
- */
-export interface CredentialCache {
-  get(tokenHash: string): VerifiedCredential | undefined;
-  /** A counter that moves on every invalidation; read it before loading from the database. */
-  version(): number;
-  set(tokenHash: string, credential: VerifiedCredential, versionBeforeLoad: number): void;
-}
 
 export interface AuthenticatorDeps {
   db: Db;

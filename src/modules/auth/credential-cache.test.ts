@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db.ts';
-import type { VerifiedCredential } from './authenticator.ts';
 import {
   InvalidatedCredentialCache,
   notifyCredentialChanged,
   startCredentialCache,
+  type VerifiedCredential,
 } from './credential-cache.ts';
 
 const credential = (id: string, accountId = 'acc_1'): VerifiedCredential => ({

@@ -5,8 +5,31 @@
 // may have missed a notification) does not use its cache at all until it is back.
 
 import type { DatabaseHandle, DbExecutor } from '../../core/db/database.ts';
+import type { Scope } from '../../core/http/route-table.ts';
 import { sql } from 'kysely';
-import type { CredentialCache, VerifiedCredential } from './authenticator.ts';
+
+/** What the guard needs to know about a credential; cached by token hash when a cache is given. */
+export interface VerifiedCredential {
+  credentialId: string;
+  kind: 'session' | 'key';
+  accountId: string;
+  address: string;
+  scopes: Scope[];
+  wallets: string[] | null;
+  allowedIps: string[] | null;
+  expiresAt: Date;
+}
+
+/**
+ * A cache of verified credentials. Whatever implements it must never serve a credential after
+ * its revocation or rotation has committed anywhere (see InvalidatedCredentialCache below).
+ */
+export interface CredentialCache {
+  get(tokenHash: string): VerifiedCredential | undefined;
+  /** A counter that moves on every invalidation; read it before loading from the database. */
+  version(): number;
+  set(tokenHash: string, credential: VerifiedCredential, versionBeforeLoad: number): void;
+}
 
 export const CREDENTIALS_CHANNEL = 'purser_credentials';
 

@@ -20,5 +20,6 @@ export {
   SIWE_NONCE_TTL_MS,
   type SiweFields,
 } from './siwe.ts';
-export { createAuthenticator, type CredentialCache, type VerifiedCredential } from './authenticator.ts';
+export { createAuthenticator } from './authenticator.ts';
+export type { CredentialCache, VerifiedCredential } from './credential-cache.ts';
 export { hashToken, newToken, tokenKind, API_KEY_PREFIX, SESSION_TOKEN_PREFIX } from './tokens.ts';

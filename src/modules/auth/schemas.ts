@@ -40,7 +40,12 @@ export const ChallengeResponse = Type.Object(
 
 export const VerifyBody = Type.Object(
   {
-    message: Type.String({ minLength: 1, maxLength: SIWE_MESSAGE_MAX_LENGTH }),
+    message: Type.String({
+      minLength: 1,
+      maxLength: SIWE_MESSAGE_MAX_LENGTH,
+      description:
+        'The challenge message as signed. It may be rebuilt with any SIWE library, but every field must be the challenge’s',
+    }),
     signature: Type.String({
       pattern: '^0x([0-9a-fA-F]{2})+$',
       maxLength: SIGNATURE_MAX_HEX + 2,

@@ -1,9 +1,10 @@
 // Wallet sign-in (SIWE challenge and verify) and bearer sessions.
 //
 // Verify runs in two steps. Outside any transaction: parse the message, find its nonce, compare
-// every field with the environment and check the signature on the message's chain (an RPC call
-// for contract accounts, so no transaction and no pooled connection is held while it runs, and a
-// wrong signature never burns the nonce). Then, in the request's one transaction: consume the
+// every field with the environment and with the challenge issued for that nonce (its stored
+// text, parsed), and check the signature on the message's chain (an RPC call for contract
+// accounts, so no transaction and no pooled connection is held while it runs; neither a wrong
+// field nor a wrong signature burns the nonce). Then, in the request's one transaction: consume the
 // nonce with a conditional UPDATE (of concurrent verifies with one nonce exactly one wins),
 // create the account on first sign-in, and write the session, the audit fact with network
 // context, the credential use and the event.
@@ -23,6 +24,7 @@ import { recordAudit, USER_AGENT_MAX, type NetworkContext } from '../audit/index
 import { emitEvent } from '../events/index.ts';
 import {
   buildSiweMessage,
+  challengeProblems,
   fieldProblems,
   parseSiweMessage,
   SIWE_CHAIN_IDS,
@@ -191,6 +193,16 @@ export async function checkSignIn(
   });
   if (problems.length > 0) {
     throw signatureInvalid(`The message does not match this environment: ${problems.join('; ')}.`);
+  }
+  // The message signed must say what the challenge said, field by field: a later Expiration
+  // Time, another statement or an added Not Before is another message. The nonce stays usable.
+  const issued = parseSiweMessage(row.message);
+  if (!issued.ok) throw new Error(`The stored challenge ${row.nonce} does not parse: ${issued.reason}`);
+  const differences = challengeProblems(fields, issued.fields);
+  if (differences.length > 0) {
+    throw signatureInvalid(
+      `The message is not the challenge issued with this nonce: ${differences.join('; ')}.`,
+    );
   }
   await verifySignature(deps, deadline, {
     chainId: row.chain_id,

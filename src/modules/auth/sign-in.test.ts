@@ -24,6 +24,7 @@ import type { Db } from '../../core/db/database.ts';
 import { devnetChain, devnetRpcUrls } from '../../devnet/devnet.ts';
 import { newFundedAccount } from '../../devnet/faucet.ts';
 import { SIGN_IN_REPLAY_REMEDIATION } from './service.ts';
+import { SIWE_STATEMENT } from './siwe.ts';
 import { hashToken, newToken } from './tokens.ts';
 
 const devnet = inject('devnet');
@@ -275,16 +276,17 @@ describe('POST /v1/auth/verify', () => {
   it('accepts the challenge rebuilt by the siwe package and by viem createSiweMessage', async () => {
     const eoa = newEoa();
     const first = await challenge(eoa.address);
+    // The same fields, the dates written with another offset notation: other bytes, same message.
     const bySiwe = new SiweMessage({
       domain: first.domain,
       address: eoa.address,
-      statement: 'Log in to the treasury.',
+      statement: SIWE_STATEMENT,
       uri: first.uri,
       version: '1',
       chainId: first.chain_id,
       nonce: first.nonce,
-      issuedAt: first.issued_at,
-      expirationTime: first.expiration_time,
+      issuedAt: first.issued_at.replace('Z', '+00:00'),
+      expirationTime: first.expiration_time.replace('Z', '+00:00'),
     }).prepareMessage();
     expect(bySiwe).not.toBe(first.message);
     const a = await verify(bySiwe, await eoa.signMessage({ message: bySiwe }));
@@ -294,14 +296,14 @@ describe('POST /v1/auth/verify', () => {
     const byViem = createSiweMessage({
       domain: second.domain,
       address: eoa.address,
+      statement: SIWE_STATEMENT,
       uri: second.uri,
       version: '1',
       chainId: second.chain_id,
       nonce: second.nonce,
       issuedAt: new Date(second.issued_at),
+      expirationTime: new Date(second.expiration_time),
     });
-    expect(byViem).not.toBe(second.message);
-    expect(byViem).toContain(`${eoa.address}\n\n\nURI:`); // no statement: two empty lines
     const b = await verify(byViem, await eoa.signMessage({ message: byViem }));
     expect(b.statusCode, b.body).toBe(200);
     expect((await sessionOf((b.json() as SignInBody).token)).account_id).toBe(
@@ -436,6 +438,78 @@ describe('POST /v1/auth/verify', () => {
     expect(ok.statusCode, ok.body).toBe(200);
   });
 
+  it('refuses a message re-signed with any one field changed from its challenge; no session, the nonce stays usable', async () => {
+    const eoa = newEoa();
+    const other = newEoa();
+    const c = await challenge(eoa.address);
+    clock.advance(1000);
+    const later = await challenge(eoa.address);
+    const at = (iso: string, ms: number) => new Date(new Date(iso).getTime() + ms).toISOString();
+    const replaceLine = (prefix: string, line: string) => {
+      const lines = c.message.split('\n');
+      const i = lines.findIndex((l) => l.startsWith(prefix));
+      expect(i, prefix).toBeGreaterThan(0);
+      lines[i] = line;
+      return lines.join('\n');
+    };
+    const variants: { field: string; text: string; signer?: PrivateKeyAccount; expect: RegExp }[] = [
+      { field: 'domain', text: c.message.replace('purser.test wants', 'evil.test wants'), expect: /domain/ },
+      { field: 'scheme', text: `https://${c.message}`, expect: /scheme/ },
+      {
+        field: 'address',
+        text: c.message.replace(eoa.address, other.address),
+        signer: other,
+        expect: /address/,
+      },
+      {
+        field: 'statement',
+        text: c.message.replace(SIWE_STATEMENT, 'Sign in to Purser.'),
+        expect: /statement/,
+      },
+      {
+        field: 'statement removed',
+        text: c.message.replace(`\n\n${SIWE_STATEMENT}\n\n`, '\n\n\n'),
+        expect: /statement is absent/,
+      },
+      { field: 'uri', text: replaceLine('URI: ', 'URI: https://purser.test/other'), expect: /URI/ },
+      { field: 'version', text: replaceLine('Version: ', 'Version: 2'), expect: /Version/ },
+      { field: 'chain id', text: replaceLine('Chain ID: ', 'Chain ID: 84532'), expect: /Chain ID/ },
+      // Another live nonce of the same address: the rest of the message is not its challenge's.
+      { field: 'nonce', text: c.message.replace(c.nonce, later.nonce), expect: /Issued At/ },
+      {
+        field: 'issued at',
+        text: replaceLine('Issued At: ', `Issued At: ${at(c.issued_at, 1000)}`),
+        expect: /Issued At/,
+      },
+      {
+        field: 'expiration time',
+        text: replaceLine('Expiration Time: ', `Expiration Time: ${at(c.expiration_time, 60 * MINUTE)}`),
+        expect: /Expiration Time/,
+      },
+      { field: 'not before', text: `${c.message}\nNot Before: ${c.issued_at}`, expect: /Not Before/ },
+      { field: 'request id', text: `${c.message}\nRequest ID: r1`, expect: /Request ID/ },
+      {
+        field: 'resources',
+        text: `${c.message}\nResources:\n- https://purser.test/v1/keys`,
+        expect: /Resources/,
+      },
+    ];
+    const sessions = await count('sessions');
+    for (const v of variants) {
+      expect(v.text, v.field).not.toBe(c.message);
+      const signer = v.signer ?? eoa;
+      const res = await verify(v.text, await signer.signMessage({ message: v.text }));
+      const body = expectErrorBody(res, 401, 'AUTH_SIGNATURE_INVALID');
+      expect(body.message, v.field).toMatch(v.expect);
+      expect(await count('sessions'), v.field).toBe(sessions);
+    }
+    expect((await nonceRow(c.nonce)).used_at).toBeNull();
+    expect((await nonceRow(later.nonce)).used_at).toBeNull();
+    const ok = await verify(c.message, await eoa.signMessage({ message: c.message }));
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(await count('sessions')).toBe(sessions + 1);
+  });
+
   it('a bad signature does not burn the nonce', async () => {
     const eoa = newEoa();
     const c = await challenge(eoa.address);
@@ -472,11 +546,12 @@ describe('POST /v1/auth/verify', () => {
     expect(used.message).toMatch(/already used/);
 
     // Ten minutes and one millisecond later the challenge is gone: its message says so, and a
-    // message rebuilt without an Expiration Time meets the nonce's own expiry.
+    // message rebuilt without an Expiration Time is not the challenge's message.
     const late = await challenge(eoa.address);
     const rebuilt = createSiweMessage({
       domain: late.domain,
       address: eoa.address,
+      statement: SIWE_STATEMENT,
       uri: late.uri,
       version: '1',
       chainId: late.chain_id,
@@ -490,12 +565,12 @@ describe('POST /v1/auth/verify', () => {
       'AUTH_CHALLENGE_EXPIRED',
     );
     expect(expired.message).toMatch(/expired/);
-    const expiredNonce = expectErrorBody(
+    const rebuiltRefused = expectErrorBody(
       await verify(rebuilt, await sign(rebuilt)),
       401,
-      'AUTH_CHALLENGE_EXPIRED',
+      'AUTH_SIGNATURE_INVALID',
     );
-    expect(expiredNonce.message).toMatch(/expired at/);
+    expect(rebuiltRefused.message).toMatch(/Expiration Time is absent/);
     expect((await nonceRow(late.nonce)).used_at).toBeNull();
 
     // One millisecond before the end it still works.
@@ -794,7 +869,6 @@ describe('DELETE /v1/auth/session', () => {
         account_id: account!.id,
         name: null,
         token_hash: hashToken(key),
-        token_prefix: key.slice(0, 8),
         scopes: ['admin'],
         wallets: null,
         allowed_ips: null,

@@ -6,6 +6,7 @@ import { createSiweMessage, parseSiweMessage as viemParse } from 'viem/siwe';
 import { describe, expect, it } from 'vitest';
 import {
   buildSiweMessage,
+  challengeProblems,
   fieldProblems,
   parseDateTime,
   parseSiweMessage,
@@ -215,5 +216,41 @@ describe('fieldProblems and timeProblems', () => {
     expect(timeProblems({ ...f, notBefore: new Date('2026-03-01T13:00:00Z') }, env.now).notYetValid).toBe(
       true,
     );
+  });
+});
+
+describe('challengeProblems', () => {
+  const issued = parsed(buildSiweMessage({ ...base, statement: SIWE_STATEMENT }));
+
+  it('accepts the same fields written otherwise: address case, domain case, date notation', () => {
+    const text = buildSiweMessage({ ...base, statement: SIWE_STATEMENT })
+      .replace(address, address.toLowerCase())
+      .replace('purser.test wants', 'Purser.Test wants')
+      .replace('Issued At: 2026-03-01T12:00:00.000Z', 'Issued At: 2026-03-01T13:00:00+01:00');
+    expect(challengeProblems(parsed(text), issued)).toEqual([]);
+  });
+
+  it('names each field that differs, and an optional field present on one side only', () => {
+    const changes: [string, Partial<SiweFields>][] = [
+      ['the scheme', { scheme: 'https' }],
+      ['the domain', { domain: 'evil.test' }],
+      ['the address', { address: '0x0000000000000000000000000000000000000001' }],
+      ['the statement', { statement: null }],
+      ['URI', { uri: 'https://purser.test/x' }],
+      ['Version', { version: '2' }],
+      ['Chain ID', { chainId: 137 }],
+      ['Nonce', { nonce: 'otherNonce00000000000000' }],
+      ['Issued At', { issuedAt: new Date(issuedAt.getTime() + 1) }],
+      ['Expiration Time', { expirationTime: new Date(expirationTime.getTime() + 60_000) }],
+      ['Expiration Time', { expirationTime: null }],
+      ['Not Before', { notBefore: issuedAt }],
+      ['Request ID', { requestId: '' }],
+      ['Resources', { resources: [] }],
+    ];
+    for (const [field, change] of changes) {
+      const problems = challengeProblems({ ...issued, ...change }, issued);
+      expect(problems, field).toHaveLength(1);
+      expect(problems[0], field).toMatch(new RegExp(`^${field} is .*, the challenge says `));
+    }
   });
 });

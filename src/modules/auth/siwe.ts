@@ -1,7 +1,8 @@
 // Sign-In with Ethereum (EIP-4361) messages: the builder for the challenges this service hands
 // out, and a strict parser for what comes back. Verification compares the parsed FIELDS with the
-// environment, never the bytes: a client may rebuild the message with another library (the
-// `siwe` package, viem's createSiweMessage) as long as every field says the same thing.
+// environment and with the challenge issued, never the bytes: a client may rebuild the message
+// with another library (the `siwe` package, viem's createSiweMessage) as long as every field says
+// the same thing.
 
 import { isAddress } from 'viem';
 
@@ -272,6 +273,54 @@ export function fieldProblems(f: SiweFields, env: SiweEnvironment): string[] {
   }
   if (f.notBefore && f.expirationTime && f.notBefore.getTime() >= f.expirationTime.getTime()) {
     problems.push('Not Before is not before Expiration Time');
+  }
+  return problems;
+}
+
+/**
+ * Every field in which a signed message differs from the challenge that was issued (both parsed):
+ * empty when it says the same thing. Fields are compared by meaning, not bytes, so a message
+ * rebuilt by another library is accepted: the domain and the address ignore case (a host name,
+ * one account; the address's EIP-55 checksum is checked by `fieldProblems`), dates compare as
+ * instants; every other field, and whether an optional field is there at all, must be equal.
+ */
+export function challengeProblems(signed: SiweFields, issued: SiweFields): string[] {
+  const problems: string[] = [];
+  const text = (v: string | null) => (v === null ? 'absent' : `"${v}"`);
+  const instant = (v: Date | null) => (v === null ? 'absent' : v.toISOString());
+  const differs = (field: string, a: string, b: string) => {
+    problems.push(`${field} is ${a}, the challenge says ${b}`);
+  };
+  if ((signed.scheme?.toLowerCase() ?? null) !== (issued.scheme?.toLowerCase() ?? null)) {
+    differs('the scheme', text(signed.scheme), text(issued.scheme));
+  }
+  if (signed.domain.toLowerCase() !== issued.domain.toLowerCase()) {
+    differs('the domain', text(signed.domain), text(issued.domain));
+  }
+  if (signed.address.toLowerCase() !== issued.address.toLowerCase()) {
+    differs('the address', signed.address, issued.address);
+  }
+  if (signed.statement !== issued.statement) {
+    differs('the statement', text(signed.statement), text(issued.statement));
+  }
+  if (signed.uri !== issued.uri) differs('URI', text(signed.uri), text(issued.uri));
+  if (signed.version !== issued.version) differs('Version', text(signed.version), text(issued.version));
+  if (signed.chainId !== issued.chainId) differs('Chain ID', String(signed.chainId), String(issued.chainId));
+  if (signed.nonce !== issued.nonce) differs('Nonce', signed.nonce, issued.nonce);
+  const dates = [
+    ['Issued At', signed.issuedAt, issued.issuedAt],
+    ['Expiration Time', signed.expirationTime, issued.expirationTime],
+    ['Not Before', signed.notBefore, issued.notBefore],
+  ] as const;
+  for (const [field, a, b] of dates) {
+    if ((a?.getTime() ?? null) !== (b?.getTime() ?? null)) differs(field, instant(a), instant(b));
+  }
+  if (signed.requestId !== issued.requestId) {
+    differs('Request ID', text(signed.requestId), text(issued.requestId));
+  }
+  const resources = (v: string[] | null) => (v === null ? 'absent' : JSON.stringify(v));
+  if (resources(signed.resources) !== resources(issued.resources)) {
+    differs('Resources', resources(signed.resources), resources(issued.resources));
   }
   return problems;
 }

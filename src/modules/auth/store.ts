@@ -59,6 +59,27 @@ export async function findSessionForAuth(db: DbExecutor, tokenHash: string) {
     .executeTakeFirst();
 }
 
+/** The key behind a token hash with its account's address, in one round trip (the guard's lookup). */
+export async function findKeyForAuth(db: DbExecutor, tokenHash: string) {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select([
+      'api_keys.id',
+      'api_keys.account_id',
+      'api_keys.token_hash',
+      'api_keys.scopes',
+      'api_keys.wallets',
+      'api_keys.allowed_ips',
+      'api_keys.expires_at',
+      'api_keys.revoked_at',
+      'accounts.address',
+      'accounts.offboarded_at',
+    ])
+    .where('api_keys.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
 /** Upserts the network context of one credential use (sign-in or key use). */
 export async function recordCredentialUse(
   db: DbExecutor,

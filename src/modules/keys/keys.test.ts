@@ -58,7 +58,6 @@ const LIST_FIELDS = [
   'rotated_to',
   'scopes',
   'status',
-  'token_prefix',
   'wallets',
 ];
 
@@ -128,7 +127,7 @@ describe('POST /v1/keys', () => {
       .executeTakeFirstOrThrow();
     expect(row.token_hash).toBe(hashToken(key.token ?? ''));
     expect(JSON.stringify(row)).not.toContain(key.token);
-    expect(row.token_prefix).toBe(key.token?.slice(0, 10));
+    expect(Object.keys(row)).not.toContain('token_prefix');
     expect(row.created_by).toBe(`session:${acct.sessionId}`);
     expect(row.account_id).toBe(acct.accountId);
   });
@@ -305,7 +304,6 @@ describe('GET /v1/keys', () => {
       created_by: `session:${acct.sessionId}`,
       last_used_at: null,
     });
-    expect(keys[0]?.token_prefix).toBe(supervisor.token.slice(0, 10));
     // The supervisor key's own use is recorded (at most once a minute), and shows.
     await vi.waitFor(async () => {
       const again = (await listKeys(supervisor.token)).find((k) => k.id === supervisor.id);
@@ -683,5 +681,79 @@ describe('Idempotency-Key replays', () => {
     const replay = await revoke();
     expect(replay.statusCode).toBe(200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
+  });
+});
+
+describe('no token material beyond the type prefix', () => {
+  /** Every run of 6 characters of a token's secret part (after `psk_`/`pss_`). */
+  function secretWindows(token: string): string[] {
+    const secret = token.slice(4);
+    expect(secret).toHaveLength(43);
+    return Array.from({ length: secret.length - 5 }, (_, i) => secret.slice(i, i + 6));
+  }
+  function expectNoTokenMaterial(what: string, text: string, tokens: readonly string[]): void {
+    for (const token of tokens) {
+      const found = secretWindows(token).find((w) => text.includes(w));
+      expect(found, `${what} contains characters of a token`).toBeUndefined();
+    }
+  }
+  /** A body without the `token` fields that return the new keys' tokens once, by design. */
+  const withoutNewTokens = (body: unknown): string =>
+    JSON.stringify(body, (field, value: unknown) => (field === 'token' ? undefined : value));
+
+  it('shows none in the list, enroll and rotate answers, their replays, and the export', async () => {
+    const acct = await newAccount();
+    const tokens: string[] = [acct.sessionToken];
+    const created = await call('POST', '/v1/keys', acct.sessionToken, { body: { name: 'made' } });
+    tokens.push((created.json() as Created).token ?? '');
+    tokens.push((await keyOf(acct.accountId, { name: 'stored' })).token);
+
+    const agents = [{ wallet: randomAddress() }, { wallet: randomAddress() }];
+    const enrollOnce = () =>
+      call('POST', '/v1/keys/enroll', acct.sessionToken, {
+        body: { agents },
+        headers: { 'idempotency-key': 'enroll-material' },
+      });
+    const enrolled = await enrollOnce();
+    expect(enrolled.statusCode, enrolled.body).toBe(201);
+    const enrolledKeys = (enrolled.json() as { keys: Created[] }).keys;
+    tokens.push(...enrolledKeys.map((k) => k.token ?? ''));
+
+    const rotateOnce = () =>
+      call('POST', '/v1/keys/rotate', acct.sessionToken, {
+        body: { key_ids: enrolledKeys.map((k) => k.id), overlap_seconds: 60 },
+        headers: { 'idempotency-key': 'rotate-material' },
+      });
+    const rotated = await rotateOnce();
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const rotatedItems = (rotated.json() as { rotated: { new: Created }[] }).rotated;
+    tokens.push(...rotatedItems.map((r) => r.new.token ?? ''));
+
+    // Each new token appears once, in its own `token` field, and nowhere else.
+    for (const [i, key] of enrolledKeys.entries()) {
+      const others = tokens.filter((tk) => tk !== key.token);
+      expectNoTokenMaterial(`enroll item ${i}`, JSON.stringify({ ...key, token: null }), others);
+    }
+    expectNoTokenMaterial('enroll answer', withoutNewTokens(enrolled.json()), tokens);
+    expectNoTokenMaterial('rotate answer', withoutNewTokens(rotated.json()), tokens);
+    for (const [what, replay] of [
+      ['enroll replay', await enrollOnce()],
+      ['rotate replay', await rotateOnce()],
+    ] as const) {
+      expect(replay.headers['idempotent-replayed'], `${what}: ${replay.statusCode} ${replay.body}`).toBe(
+        'true',
+      );
+      expectNoTokenMaterial(what, replay.body, tokens);
+    }
+
+    const list = await call('GET', '/v1/keys', acct.sessionToken);
+    expect(list.statusCode).toBe(200);
+    expect((list.json() as { keys: Listed[] }).keys).toHaveLength(6);
+    expectNoTokenMaterial('the key list', list.body, tokens);
+
+    const exported = await call('GET', '/v1/account/export', acct.sessionToken);
+    expect(exported.statusCode, exported.body).toBe(200);
+    expect((exported.json() as { api_keys: unknown[] }).api_keys).toHaveLength(6);
+    expectNoTokenMaterial('the account export', exported.body, tokens);
   });
 });

@@ -32,7 +32,8 @@ export const keysRoutes: RouteDefinition[] = [
     url: '/v1/keys',
     operationId: 'listApiKeys',
     summary: "The account's API keys, newest first, including revoked and expired ones",
-    description: 'Never returns token material: only a short `token_prefix` to recognise a key.',
+    description:
+      'Never returns token material, not even its first characters: a key is recognised by its `id`, which its creation answered together with the token.',
     tags: TAGS,
     class: 'bearer',
     scope: 'admin-or-supervisor',

@@ -159,7 +159,6 @@ export const ListedKeySchema = Type.Object(
     expires_at: Timestamp,
     allowed_ips: NullableStrings,
     wallets: NullableStrings,
-    token_prefix: Type.String({ description: 'The first 10 characters of the token, to recognise it.' }),
     status: Type.Union(KEY_STATUSES.map((s) => Type.Literal(s))),
     revoked_at: Type.Union([Timestamp, Type.Null()]),
     rotated_from: Type.Union([Type.String(), Type.Null()]),

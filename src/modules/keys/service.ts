@@ -28,8 +28,6 @@ import {
 
 export const DAY_MS = 86_400_000;
 export const DEFAULT_SCOPES: Scope[] = ['read'];
-/** Characters of the token kept in clear to recognise a key in the list (`psk_` and 6 more). */
-export const TOKEN_PREFIX_LENGTH = 10;
 export const REPLAY_REMEDIATION =
   'This is an Idempotency-Key replay: tokens are shown once and never stored, so token is null. ' +
   'If the token was lost, rotate the key (POST /v1/keys/rotate) or revoke it (DELETE /v1/keys/{id}).';
@@ -262,7 +260,6 @@ async function issueKey(
     account_id: actor.principal.accountId,
     name: spec.name,
     token_hash: hashToken(token),
-    token_prefix: token.slice(0, TOKEN_PREFIX_LENGTH),
     scopes: [...spec.scopes],
     wallets: spec.wallets ? [...spec.wallets] : null,
     allowed_ips: spec.allowedIps ? [...spec.allowedIps] : null,
@@ -498,7 +495,6 @@ export async function listKeys(db: DbExecutor, clock: Clock, accountId: string) 
     expires_at: row.expires_at.toISOString(),
     allowed_ips: row.allowed_ips,
     wallets: row.wallets,
-    token_prefix: row.token_prefix,
     status: keyStatus(row, now),
     revoked_at: row.revoked_at ? row.revoked_at.toISOString() : null,
     rotated_from: row.rotated_from,

@@ -8,7 +8,6 @@ export interface ApiKeysTable {
   account_id: string;
   name: string | null;
   token_hash: string;
-  token_prefix: string;
   scopes: string[];
   wallets: string[] | null;
   allowed_ips: string[] | null;
@@ -27,27 +26,6 @@ declare module '../../core/db/schema.ts' {
 }
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
-
-/** The key behind a token hash with its account's address, in one round trip (the guard's lookup). */
-export async function findKeyForAuth(db: DbExecutor, tokenHash: string) {
-  return db
-    .selectFrom('api_keys')
-    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select([
-      'api_keys.id',
-      'api_keys.account_id',
-      'api_keys.token_hash',
-      'api_keys.scopes',
-      'api_keys.wallets',
-      'api_keys.allowed_ips',
-      'api_keys.expires_at',
-      'api_keys.revoked_at',
-      'accounts.address',
-      'accounts.offboarded_at',
-    ])
-    .where('api_keys.token_hash', '=', tokenHash)
-    .executeTakeFirst();
-}
 
 export async function insertKey(db: DbExecutor, row: ApiKeyRow): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
