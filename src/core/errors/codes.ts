@@ -89,7 +89,8 @@ export const ERROR_CODES = {
   AUTH_SIGNATURE_INVALID: {
     status: 401,
     title: 'Signature invalid',
-    description: 'The signature did not verify, or a SIWE field does not match this environment.',
+    description:
+      'The signature did not verify, or a SIWE field does not match this environment or the challenge that issued the message.',
     remediation: 'Sign the exact message returned by POST /v1/auth/challenge with the wallet named in it.',
     next: [SIGN_IN],
   },
