@@ -2,6 +2,7 @@
 
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './core/log.ts';
+import { hasDevOperatorAccess } from './cli/dev-operator.ts';
 import { openAndMigrate, startService, type RunningService } from './runtime.ts';
 
 const USAGE = `Usage: purser <command>
@@ -84,6 +85,12 @@ function announce(service: RunningService, command: string): void {
   if (devnet) {
     const chains = Object.values(devnet.chains).map((c) => `${c.chainId} ${c.rpcUrl}`);
     console.log(`  Devnet chains: ${chains.join(', ')} (faucet: POST /v1/dev/faucet)`);
+    console.log(
+      `  Devnet state:  kept in ${service.deps.config.dataDir}/devnet/ with the database across restarts`,
+    );
+  }
+  if (hasDevOperatorAccess(service.deps.config)) {
+    console.log('  Operator:      npm run purser -- ops help (works while this server runs)');
   }
 }
 

@@ -10,7 +10,15 @@ import { isDatabaseUnavailable, openDatabase, type DatabaseHandle } from './core
 import { migrate } from './core/db/migrate.ts';
 import { createWorker } from './core/jobs/index.ts';
 import type { AppDeps } from './deps.ts';
-import { devnetRpcUrls, devnetTokenAddresses, startDevnet, type DevnetInfo } from './devnet/devnet.ts';
+import {
+  devnetRpcUrls,
+  devnetTokenAddresses,
+  reclaimLeftoverAnvils,
+  startDevnet,
+  type DevnetInfo,
+} from './devnet/devnet.ts';
+import { checkDevnetState, devnetStateDir, markDevnetRunning, markDevnetStopped } from './devnet/state.ts';
+import { prepareDevOperatorToken, publishDevOperatorAccess } from './cli/dev-operator.ts';
 import { createAuthenticator } from './modules/auth/authenticator.ts';
 import { startCredentialCache } from './modules/auth/credential-cache.ts';
 import { buildTokenRegistry } from './modules/registry/index.ts';
@@ -70,26 +78,21 @@ export async function startService(
     }
   };
   try {
+    const handle = await openAndMigrate(config, log);
+    stops.push(() => handle.close());
+
     let devnet: DevnetInfo | undefined;
     let rpcUrls = config.rpcUrls;
     if (config.devnet.enabled) {
-      const running = await startDevnet({
-        chainIds: config.devnet.chainIds,
-        basePort: config.devnet.basePort,
-        log: { info: (m: string) => log.info(m) },
-      });
-      stops.push(() => running.stop());
-      devnet = running.info();
+      devnet = await startPersistentDevnet(config, log, handle, stops);
       // Chains the operator pointed elsewhere keep their RPC URL; the rest use the devnet.
       rpcUrls = { ...devnetRpcUrls(devnet), ...config.rpcUrls };
     }
 
-    const handle = await openAndMigrate(config, log);
-    stops.push(() => handle.close());
-
     const credentials = await startCredentialCache(handle);
     stops.push(credentials.stop);
 
+    if (options.api) prepareDevOperatorToken(config, handle.kind);
     const deps: AppDeps = {
       config,
       db: handle.db,
@@ -153,10 +156,56 @@ export async function startService(
       url = `http://${host}:${port}`;
       // With PORT=0 the port is known only now; links in error bodies must carry the real one.
       if (!config.publicUrlExplicit) config.publicUrl = url;
+      const devOperator = publishDevOperatorAccess(config, url);
+      if (devOperator) stops.push(devOperator);
     }
     return { deps, app, url, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * Starts the devnet on the state it had at the last clean stop (kept in `<data dir>/devnet/`),
+ * after checking that this state is the one the database expects; registers the stop that lets
+ * the anvils write their state and records it in the database before the database closes.
+ */
+async function startPersistentDevnet(
+  config: Config,
+  log: Logger,
+  handle: DatabaseHandle,
+  stops: (() => Promise<void>)[],
+): Promise<DevnetInfo> {
+  const chainIds = config.devnet.chainIds;
+  const stateDir = devnetStateDir(config.dataDir);
+  const devnetLog = { info: (m: string) => log.info(m) };
+  const reclaimed = await reclaimLeftoverAnvils(stateDir, chainIds, devnetLog);
+  await checkDevnetState({
+    db: handle.db,
+    stateDir,
+    chainIds,
+    reclaimed,
+    log: (m) => log.warn(m),
+    reset:
+      handle.kind === 'pglite'
+        ? `Reset both together: stop Purser and delete ${config.dataDir} (rm -rf ${config.dataDir}); ` +
+          'the next start creates a new database and new chains.'
+        : `Reset both together: recreate the database DATABASE_URL names and delete ${stateDir}.`,
+  });
+  let running;
+  try {
+    running = await startDevnet({ chainIds, basePort: config.devnet.basePort, stateDir, log: devnetLog });
+  } catch (err) {
+    // Anvils that did start wrote their state when they were stopped: that is the state to expect.
+    await markDevnetStopped(handle.db, stateDir, chainIds);
+    throw err;
+  }
+  const devnet = running;
+  stops.push(async () => {
+    await devnet.stop();
+    await markDevnetStopped(handle.db, stateDir, chainIds);
+  });
+  await markDevnetRunning(handle.db, chainIds);
+  return devnet.info();
 }

@@ -5,9 +5,10 @@
 // and so does this process's exit (and SIGINT/SIGTERM when nothing else handles those).
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import {
   concat,
   createPublicClient,
@@ -101,16 +102,43 @@ export interface StartDevnetOptions {
    * its canonical address. Default: when the package is installed; true makes it required.
    */
   entryPoint?: boolean;
+  /**
+   * Keep the chains' state in this directory (`chain-<id>.json`): each anvil loads its file at
+   * start, when there is one, and writes it back when it stops (SIGTERM or SIGINT). Without it
+   * every start is a fresh chain.
+   */
+  stateDir?: string;
+}
+
+/** A devnet port another program holds; the message names the port and the setting to change. */
+export class DevnetPortInUseError extends Error {
+  constructor(
+    readonly ports: { port: number; chainId: number }[],
+    readonly host: string,
+  ) {
+    const list = ports.map((p) => `${p.port} (chain ${p.chainId})`).join(', ');
+    super(
+      `Devnet port${ports.length > 1 ? 's' : ''} ${list} on ${host} ${ports.length > 1 ? 'are' : 'is'} already in use. ` +
+        'Set DEVNET_BASE_PORT to another port (chain i of DEVNET_CHAINS listens on DEVNET_BASE_PORT + i), ' +
+        'or DEVNET_BASE_PORT=0 to pick free ports, or stop the program holding the port ' +
+        '(an earlier Purser or anvil still running?).',
+    );
+    this.name = 'DevnetPortInUseError';
+  }
 }
 
 // ------------------------------------------------------------------------------ process control
 
 const liveChildren = new Set<ChildProcess>();
+/** Children that keep a state file: ended with SIGTERM, so they write it (SIGKILL would lose it). */
+const statefulChildren = new WeakSet<ChildProcess>();
 let exitHooksInstalled = false;
 
 function killAllNow(): void {
   for (const child of liveChildren) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(statefulChildren.has(child) ? 'SIGTERM' : 'SIGKILL');
+    }
   }
   liveChildren.clear();
 }
@@ -120,11 +148,13 @@ function installExitHooks(): void {
   exitHooksInstalled = true;
   process.on('exit', killAllNow);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    // Only when nobody else decides what the signal means: then die as the default would.
+    // Only when nobody else decides what the signal means: then die as the default would. A
+    // listener added later (the service's shutdown) owns the signal, and stops the devnet itself.
     if (process.listenerCount(signal) > 0) continue;
     const onSignal = (): void => {
+      if (process.listenerCount(signal) > 0) return;
       killAllNow();
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+      process.kill(process.pid, signal);
     };
     process.once(signal, onSignal);
   }
@@ -169,6 +199,81 @@ async function freePorts(count: number, host: string): Promise<number[]> {
   }
 }
 
+/** The ports among `ports` that another program holds on `host` (tried by binding each, then let go). */
+async function busyPorts(ports: number[], host: string): Promise<number[]> {
+  const busy: number[] = [];
+  for (const port of ports) {
+    const server = createServer();
+    const inUse = await new Promise<boolean>((resolve) => {
+      server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'));
+      server.listen({ port, host, exclusive: true }, () => resolve(false));
+    });
+    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (inUse) busy.push(port);
+  }
+  return busy;
+}
+
+/** Where chain `chainId` keeps its state when the devnet has a state directory. */
+export function devnetStateFile(stateDir: string, chainId: number): string {
+  return join(resolve(stateDir), `chain-${chainId}.json`);
+}
+
+function pidFile(stateDir: string, chainId: number): string {
+  return join(resolve(stateDir), `chain-${chainId}.pid`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Anvils an earlier run left behind (its process was killed without a chance to stop them) still
+ * hold the latest chain state and their ports. Each one found — by the pid file of its chain, and
+ * only if that process is an anvil on this chain's state file — is stopped with SIGTERM, which
+ * makes it write its state file. Returns the chain ids whose leftover anvil wrote its state so.
+ * Only where /proc shows command lines (Linux); elsewhere nothing is found.
+ */
+export async function reclaimLeftoverAnvils(
+  stateDir: string,
+  chainIds: number[],
+  log?: DevnetLog,
+): Promise<number[]> {
+  const say = logger(log);
+  const reclaimed: number[] = [];
+  for (const chainId of chainIds) {
+    const path = pidFile(stateDir, chainId);
+    if (!existsSync(path)) continue;
+    const pid = Number(readFileSync(path, 'utf8').trim());
+    rmSync(path, { force: true });
+    if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) continue;
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+    } catch {
+      continue;
+    }
+    if (!cmdline.includes('anvil') || !cmdline.includes(devnetStateFile(stateDir, chainId))) continue;
+    process.kill(pid, 'SIGTERM');
+    const deadline = performance.now() + 15_000;
+    while (isAlive(pid) && performance.now() < deadline) await sleep(50);
+    if (isAlive(pid)) {
+      process.kill(pid, 'SIGKILL');
+      continue;
+    }
+    say(
+      `devnet chain ${chainId}: stopped the anvil an earlier run left running (pid ${pid}); it saved its state`,
+    );
+    reclaimed.push(chainId);
+  }
+  return reclaimed;
+}
+
 interface RunningAnvil {
   chainId: number;
   port: number;
@@ -202,7 +307,9 @@ async function spawnAnvil(
   binary: string,
   extraArgs: string[],
   timeoutMs: number,
+  stateDir?: string,
 ): Promise<RunningAnvil> {
+  const stateArgs = stateDir ? ['--state', devnetStateFile(stateDir, chainId)] : [];
   const args = [
     '--chain-id',
     String(chainId),
@@ -212,10 +319,12 @@ async function spawnAnvil(
     host,
     '--silent',
     '--disable-code-size-limit',
+    ...stateArgs,
     ...extraArgs,
   ];
   const child = spawn(binary, args, { detached: false, stdio: ['ignore', 'ignore', 'pipe'] });
   liveChildren.add(child);
+  if (stateDir) statefulChildren.add(child);
   let stderr = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => {
@@ -227,11 +336,18 @@ async function spawnAnvil(
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('exit', () => liveChildren.delete(child));
+  if (stateDir && child.pid !== undefined) {
+    // Lets the next start find this anvil if this process dies without stopping it.
+    writeFileSync(pidFile(stateDir, chainId), String(child.pid));
+    void exited.then(() => rmSync(pidFile(stateDir, chainId), { force: true }));
+  }
 
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
-    const done = await Promise.race([exited.then(() => true), sleep(3_000).then(() => false)]);
+    // With a state file, anvil writes the chain's state before it exits: give it the time.
+    const graceMs = stateDir ? 15_000 : 3_000;
+    const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
     if (!done) {
       child.kill('SIGKILL');
       await exited;
@@ -243,6 +359,8 @@ async function spawnAnvil(
   for (;;) {
     if (spawnError) throw new Error(`Could not start anvil (${binary}): ${(spawnError as Error).message}`);
     if (child.exitCode !== null || child.signalCode !== null) {
+      // Lost a race for the port with another program after the check in startDevnet.
+      if (/address already in use/i.test(stderr)) throw new DevnetPortInUseError([{ port, chainId }], host);
       throw new Error(
         `anvil for chain ${chainId} on port ${port} exited (${child.exitCode ?? child.signalCode}): ${stderr.trim()}`,
       );
@@ -330,6 +448,7 @@ export function expectedDevnetContracts(chainId: number): DevnetContracts {
 async function deployChain(
   anvil: RunningAnvil,
   artifacts: Artifacts,
+  loadedState: boolean,
 ): Promise<Pick<DevnetChain, 'contracts' | 'tokens'>> {
   const chain = chainDefinition(anvil.chainId, anvil.rpcUrl);
   const transport = http(anvil.rpcUrl, { retryCount: 0 });
@@ -337,7 +456,24 @@ async function deployChain(
   const account = privateKeyToAccount(DEVNET_DEPLOYER_PRIVATE_KEY);
   const wallet = createWalletClient({ account, chain, transport });
 
+  const plan = deploymentPlan(anvil.chainId);
   const startNonce = await publicClient.getTransactionCount({ address: account.address });
+  if (startNonce !== 0 && loadedState) {
+    // A chain loaded from its state file: the contracts are there from its first run.
+    const contracts: Partial<DevnetContracts> = {};
+    const tokens: DevnetToken[] = [];
+    for (const [nonce, d] of plan.entries()) {
+      const address = getContractAddress({ from: account.address, nonce: BigInt(nonce) });
+      if (((await publicClient.getCode({ address }))?.length ?? 0) <= 2) {
+        throw new Error(
+          `Chain ${anvil.chainId}: the saved state has no ${d.contract} at ${address}; delete the devnet state to start over`,
+        );
+      }
+      contracts[d.key] = address;
+      if (d.token) tokens.push({ ...d.token, address });
+    }
+    return { contracts: contracts as DevnetContracts, tokens };
+  }
   if (startNonce !== 0) {
     throw new Error(
       `Chain ${anvil.chainId}: deployer already has nonce ${startNonce}; devnet needs a fresh anvil`,
@@ -346,7 +482,6 @@ async function deployChain(
 
   const contracts: Partial<DevnetContracts> = {};
   const tokens: DevnetToken[] = [];
-  const plan = deploymentPlan(anvil.chainId);
   for (const [nonce, d] of plan.entries()) {
     const a = artifact(artifacts, d.contract);
     const hash = await wallet.deployContract({
@@ -444,10 +579,28 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
     await Promise.all(anvils.map((a) => a.stop()));
   };
 
+  const stateDir = options.stateDir;
+  const loaded = new Set<number>();
+  if (stateDir) {
+    mkdirSync(resolve(stateDir), { recursive: true });
+    for (const id of chainIds) if (existsSync(devnetStateFile(stateDir, id))) loaded.add(id);
+  }
+
   try {
     if (basePort > 0) {
+      const wanted = chainIds.map((chainId, i) => ({ chainId, port: basePort + i }));
+      const busy = await busyPorts(
+        wanted.map((w) => w.port),
+        host,
+      );
+      if (busy.length > 0) {
+        throw new DevnetPortInUseError(
+          wanted.filter((w) => busy.includes(w.port)),
+          host,
+        );
+      }
       const started = await Promise.allSettled(
-        chainIds.map((id, i) => spawnAnvil(id, basePort + i, host, binary, extraArgs, timeoutMs)),
+        chainIds.map((id, i) => spawnAnvil(id, basePort + i, host, binary, extraArgs, timeoutMs, stateDir)),
       );
       for (const s of started) if (s.status === 'fulfilled') anvils.push(s.value);
       const failed = started.find((s) => s.status === 'rejected');
@@ -460,7 +613,7 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
           let port = ports[i] ?? 0;
           for (let attempt = 1; ; attempt++) {
             try {
-              anvils.push(await spawnAnvil(id, port, host, binary, extraArgs, timeoutMs));
+              anvils.push(await spawnAnvil(id, port, host, binary, extraArgs, timeoutMs, stateDir));
               return;
             } catch (err) {
               if (attempt >= 3) throw err;
@@ -478,7 +631,7 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
     const chains: Record<number, DevnetChain> = {};
     await Promise.all(
       anvils.map(async (anvil) => {
-        const deployed = await deployChain(anvil, artifacts);
+        const deployed = await deployChain(anvil, artifacts, loaded.has(anvil.chainId));
         if (epBytecode) deployed.contracts.entryPoint = await deployEntryPoint(anvil, epBytecode);
         chains[anvil.chainId] = {
           chainId: anvil.chainId,

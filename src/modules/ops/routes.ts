@@ -5,7 +5,7 @@ import { Type, type TSchema } from 'typebox';
 import { AppError, notFound } from '../../core/errors/app-error.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import { parseUsd, USD_PATTERN } from '../../core/money.ts';
-import { findAccountById } from '../account/index.ts';
+import { findAccountByAddress, findAccountById } from '../account/index.ts';
 import { recordAudit } from '../audit/index.ts';
 import {
   billingOverview,
@@ -163,6 +163,8 @@ export const opsRoutes: RouteDefinition[] = [
     url: '/v1/ops/accounts/{id}/prepaid-cap',
     operationId: 'opsPutAccountPrepaidCap',
     summary: "Set one account's prepaid cap (operator)",
+    description:
+      "`{id}` is the account id (acc_…) or the account's wallet address (0x…). null: the default cap.",
     tags: TAGS,
     class: 'operator',
     wallet: false,
@@ -178,7 +180,10 @@ export const opsRoutes: RouteDefinition[] = [
     },
     handler: (ctx) =>
       ctx.mutate(async (tx) => {
-        const account = await findAccountById(tx, ctx.params.id);
+        const ref = ctx.params.id;
+        const account = /^0x[0-9a-fA-F]{40}$/.test(ref)
+          ? await findAccountByAddress(tx, ref.toLowerCase())
+          : await findAccountById(tx, ref);
         if (!account) throw notFound(`No account ${ctx.params.id}.`);
         const now = ctx.deps.clock.now();
         await setAccountPrepaidCap(tx, account.id, micro(ctx.body.cap_usd), 'operator', now);
