@@ -5,7 +5,7 @@ import type { RouteDefinition } from './core/http/route-table.ts';
 import { accountRoutes } from './modules/account/routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
 import { autoTopupRoutes } from './modules/billing/auto-topup-routes.ts';
-import { billingRoutes } from './modules/billing/index.ts';
+import { billingRoutes } from './modules/billing/routes.ts';
 import { delegationsRoutes } from './modules/delegations/index.ts';
 import { devRoutes } from './modules/dev/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
@@ -19,17 +19,21 @@ import { screeningRoutes } from './modules/screening/routes.ts';
 import { statementsRoutes } from './modules/statements/index.ts';
 import { switchesRoutes } from './modules/switches/routes.ts';
 import { webhooksRoutes } from './modules/webhooks/index.ts';
+import { settlementEffects } from './settlement-effects.ts';
+
+/** What a settled payment does, per purpose: given to the routes that take payments. */
+const effects = settlementEffects();
 
 export const routeTable: RouteDefinition[] = [
   ...healthRoutes,
   ...docsRoutes,
   ...registryRoutes,
   ...screeningRoutes,
-  ...feedbackRoutes,
+  ...feedbackRoutes(effects),
   ...authRoutes,
   ...keysRoutes,
   ...policiesRoutes,
-  ...billingRoutes,
+  ...billingRoutes(effects),
   ...autoTopupRoutes,
   ...delegationsRoutes,
   ...webhooksRoutes,

@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { TEST_EVENT_KIND } from '../src/modules/webhooks/service.ts';
 
 const ROOT = new URL('../', import.meta.url).pathname;
 
@@ -35,5 +36,11 @@ describe('docs/events.md', () => {
     expect(kinds.size).toBeGreaterThan(10);
     const missing = [...kinds].filter((k) => !doc.includes(`| \`${k}\` |`));
     expect(missing).toEqual([]);
+  });
+
+  it('has a row for the test event that POST /v1/webhooks/test sends', () => {
+    const doc = readFileSync(join(ROOT, 'docs/events.md'), 'utf8');
+    expect(TEST_EVENT_KIND).toBe('test');
+    expect(doc).toContain(`| \`${TEST_EVENT_KIND}\` |`);
   });
 });

@@ -14,7 +14,6 @@ export {
   type DebitFeeResult,
   type PrepaidBalance,
 } from './prepaid.ts';
-export { billingRoutes } from './routes.ts';
 export {
   chargeFee,
   chargeFeeAlone,

@@ -1,15 +1,23 @@
 import { AppError } from '../../core/errors/app-error.ts';
 import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
-import { settlementEffects } from '../../settlement-effects.ts';
-import { PendingSettlement, SignedAuthorization, toSubmitted } from '../payments/index.ts';
+import {
+  PendingSettlement,
+  SignedAuthorization,
+  toSubmitted,
+  type SettlementEffects,
+} from '../payments/index.ts';
 import { publishedFeeSchedule } from './fees.ts';
 import { formatBalanceUsd, readPrepaidBalance } from './prepaid.ts';
 import { BalanceResponse, FeeScheduleResponse, TopupResponse, TopupTermsResponse } from './schemas.ts';
 import { meteringEnforced } from './settings.ts';
 import { pendingSettlementBody, topUp, topupTerms } from './topups.ts';
 
-export const billingRoutes: RouteDefinition[] = [
+/**
+ * The balance routes. `effects` are what a settled payment does, per purpose, composed above the
+ * modules (src/settlement-effects.ts) and passed in, so billing never imports the modules it serves.
+ */
+export const billingRoutes = (effects: SettlementEffects): RouteDefinition[] => [
   defineRoute({
     method: 'GET',
     url: '/v1/balance',
@@ -72,13 +80,7 @@ export const billingRoutes: RouteDefinition[] = [
     },
     handler: (ctx) =>
       ctx.replayable(async () => {
-        const result = await topUp(
-          ctx.deps,
-          settlementEffects(),
-          actorOf(ctx),
-          toSubmitted(ctx.body),
-          ctx.deadline,
-        );
+        const result = await topUp(ctx.deps, effects, actorOf(ctx), toSubmitted(ctx.body), ctx.deadline);
         if (result.state === 'pending')
           return { status: 202, body: pendingSettlementBody(result.row, 'top-up') };
         return {

@@ -1,8 +1,7 @@
 import { actorOf } from '../../core/http/actor.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
-import { settlementEffects } from '../../settlement-effects.ts';
 import { pendingSettlementBody } from '../billing/index.ts';
-import { PendingSettlement } from '../payments/index.ts';
+import { PendingSettlement, type SettlementEffects } from '../payments/index.ts';
 import {
   FeedbackCreateBody,
   FeedbackListQuery,
@@ -19,7 +18,8 @@ import {
   recordPrepaidFeedbackAlone,
 } from './submit.ts';
 
-export const feedbackRoutes: RouteDefinition[] = [
+/** The feedback routes; `effects` as for the balance routes (src/settlement-effects.ts). */
+export const feedbackRoutes = (effects: SettlementEffects): RouteDefinition[] => [
   defineRoute({
     method: 'GET',
     url: '/v1/feedback',
@@ -77,14 +77,7 @@ export const feedbackRoutes: RouteDefinition[] = [
       const header = ctx.req.headers['x-payment'];
       if (header !== undefined) {
         return ctx.replayable(async () => {
-          const paid = await payFeedbackWithX402(
-            ctx.deps,
-            settlementEffects(),
-            actor,
-            ctx.body,
-            header,
-            ctx.deadline,
-          );
+          const paid = await payFeedbackWithX402(ctx.deps, effects, actor, ctx.body, header, ctx.deadline);
           if (paid.state === 'pending') {
             return { status: 202, body: pendingSettlementBody(paid.row, 'feedback fee') };
           }

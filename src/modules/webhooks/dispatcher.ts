@@ -4,25 +4,19 @@
 // dispatcher killed mid-delivery loses nothing, another one retries the row once the lease ends
 // (delivery is at least once; receivers dedupe on the event id).
 
-import { createHmac, randomBytes } from 'node:crypto';
-import { request as httpRequest, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sql } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { DatabaseHandle, Db } from '../../core/db/database.ts';
-import { guardedLookup, refusedAddressReason } from './destination.ts';
 import { openSecret, sealingKeyBytes } from './seal.ts';
+import { deliveryBody, DELIVERY_TIMEOUT_MS, sendDelivery, type DeliveryOutcome } from './send.ts';
 
 /** Seconds to wait after failed attempt n (index n-1): 1m, 5m, 30m, 2h, 6h, 12h, 24h, 24h. */
 export const RETRY_SCHEDULE_SECONDS = [60, 300, 1800, 7200, 21_600, 43_200, 86_400, 86_400] as const;
 /** The first attempt plus one per step of the schedule; then the delivery is dead-lettered. */
 export const MAX_DELIVERY_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length + 1;
 export const WEBHOOK_CHANNEL = 'purser_webhooks';
-export const SIGNATURE_HEADER = 'x-service-signature';
-export const EVENT_ID_HEADER = 'x-service-event-id';
-export const ATTEMPT_HEADER = 'x-service-delivery-attempt';
 
 export interface DispatcherLogger {
   info(obj: object, msg: string): void;
@@ -73,35 +67,7 @@ interface Claimed {
   secret_sealed: string | null;
 }
 
-/** The body of a delivery: stable across attempts, so its hash identifies the envelope. */
-export function deliveryBody(event: {
-  id: string;
-  kind: string;
-  created_at: Date;
-  payload: unknown;
-}): string {
-  return JSON.stringify({
-    id: event.id,
-    kind: event.kind,
-    created_at: event.created_at.toISOString(),
-    data: typeof event.payload === 'string' ? (JSON.parse(event.payload) as unknown) : event.payload,
-  });
-}
-
-/** `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<event_id>.<raw_body>">`, keyed by the secret's UTF-8 bytes. */
-export function signatureHeader(secret: string, unixSeconds: number, eventId: string, body: string): string {
-  const mac = createHmac('sha256', secret).update(`${unixSeconds}.${eventId}.${body}`).digest('hex');
-  return `t=${unixSeconds},v1=${mac}`;
-}
-
-const MAX_ERROR = 500;
-
-interface Outcome {
-  status: number | null;
-  error: string | null;
-  /** What was signed and sent; null when the attempt failed before signing (nothing was sent). */
-  envelope: { body: string; signature: string } | null;
-}
+type Outcome = DeliveryOutcome;
 
 interface Attempted {
   row: Claimed;
@@ -113,7 +79,7 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
   const concurrency = params.concurrency ?? 32;
   const pollIntervalMs = params.pollIntervalMs ?? 5000;
   const leaseMs = params.leaseMs ?? 30_000;
-  const timeoutMs = params.timeoutMs ?? 10_000;
+  const timeoutMs = params.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const workerId = params.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const key = sealingKeyBytes(params.sealingKey);
   const secrets = new Map<string, string>();
@@ -164,75 +130,36 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
     return secret;
   }
 
-  function post(url: URL, body: string, headers: Record<string, string>): Promise<number> {
-    const options: RequestOptions = {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      // One deadline for the whole attempt, a resend on a fresh connection included.
-      signal: AbortSignal.any([stopAll.signal, AbortSignal.timeout(timeoutMs)]),
-    };
-    if (params.production) options.lookup = guardedLookup;
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const once = (resendIfStale: boolean) =>
-      new Promise<number>((resolve, reject) => {
-        let answered = false;
-        const req = send(url, options, (res) => {
-          answered = true;
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-          res.on('error', reject);
-        });
-        req.on('error', (err: NodeJS.ErrnoException) => {
-          // A kept-alive connection the receiver closed while it sat idle in the pool fails with
-          // ECONNRESET ("socket hang up") before any answer: send again, once, on a new connection.
-          // It is the same attempt (same number and signature); only a receiver that got the
-          // request and then dropped the connection sees it twice, as at-least-once allows.
-          if (resendIfStale && req.reusedSocket && !answered && err.code === 'ECONNRESET') {
-            resolve(once(false));
-            return;
-          }
-          reject(err);
-        });
-        req.end(body);
-      });
-    return once(true);
-  }
-
   async function attempt(row: Claimed): Promise<Outcome> {
-    let envelope: Outcome['envelope'] = null;
+    let body: string;
     try {
-      if (!row.url) throw new Error('the account has no webhook destination');
-      const url = new URL(row.url);
-      if (params.production) {
-        if (url.protocol !== 'https:') throw new Error('destination refused: not https');
-        // An IP literal never goes through `lookup`: check it here.
-        const host = url.hostname.replace(/^\[|\]$/g, '');
-        const reason = isIP(host) === 0 ? null : refusedAddressReason(host);
-        if (reason) throw new Error(`destination refused: ${reason}`);
-      }
-      const body = deliveryBody({
+      body = deliveryBody({
         id: row.event_id,
         kind: row.kind,
         created_at: row.event_created_at,
         payload: row.payload,
       });
-      const t = Math.floor(clock.now().getTime() / 1000);
-      const signature = signatureHeader(secretOf(row), t, row.event_id, body);
-      envelope = { body, signature };
-      const status = await post(url, body, {
-        'content-type': 'application/json',
-        'user-agent': 'Purser-Webhooks/1',
-        [EVENT_ID_HEADER]: row.event_id,
-        [ATTEMPT_HEADER]: String(row.attempts),
-        [SIGNATURE_HEADER]: signature,
-      });
-      return status >= 200 && status < 300
-        ? { status, error: null, envelope }
-        : { status, error: `HTTP ${status}`, envelope };
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      return { status: null, error: message.slice(0, MAX_ERROR), envelope };
+      return {
+        status: null,
+        error: (err instanceof Error ? err.message : String(err)).slice(0, 500),
+        envelope: null,
+      };
     }
+    return sendDelivery(
+      {
+        url: row.url,
+        secret: () => secretOf(row),
+        eventId: row.event_id,
+        body,
+        attempt: row.attempts,
+        unixSeconds: Math.floor(clock.now().getTime() / 1000),
+      },
+      {
+        production: params.production,
+        signal: AbortSignal.any([stopAll.signal, AbortSignal.timeout(timeoutMs)]),
+      },
+    );
   }
 
   /**

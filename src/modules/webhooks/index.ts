@@ -4,17 +4,13 @@ import { webhookRoutes } from './routes.ts';
 
 export {
   createWebhookDispatcher,
-  deliveryBody,
-  signatureHeader,
-  ATTEMPT_HEADER,
-  EVENT_ID_HEADER,
   MAX_DELIVERY_ATTEMPTS,
   RETRY_SCHEDULE_SECONDS,
-  SIGNATURE_HEADER,
   WEBHOOK_CHANNEL,
   type WebhookDispatcher,
   type WebhookDispatcherParameters,
 } from './dispatcher.ts';
+export { deliveryBody, signatureHeader, ATTEMPT_HEADER, EVENT_ID_HEADER, SIGNATURE_HEADER } from './send.ts';
 export { ensureSecret, listFailures, setEndpoint, vetDestination, type WebhookSettings } from './service.ts';
 
 /** GET /v1/events and the webhook endpoints, for the route table. */

@@ -2,7 +2,16 @@ import { requirePrincipal } from '../../core/http/actor.ts';
 import { Type } from 'typebox';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import type { AppDeps } from '../../deps.ts';
-import { ensureSecret, listFailures, setEndpoint, vetDestination, type WebhookSettings } from './service.ts';
+import {
+  ensureSecret,
+  listFailures,
+  readEndpoint,
+  sendTestEvent,
+  setEndpoint,
+  TEST_EVENT_KIND,
+  vetDestination,
+  type WebhookSettings,
+} from './service.ts';
 
 const TAGS = ['webhooks'];
 export const FAILURES_DEFAULT_LIMIT = 50;
@@ -23,6 +32,23 @@ const EndpointBody = Type.Object(
   { additionalProperties: false },
 );
 const EndpointResponse = Type.Object({ url: Type.String() }, { additionalProperties: false });
+const TestEventResponse = Type.Object(
+  {
+    event_id: Type.String({ description: 'The id of the test event (body `id` and `x-service-event-id`).' }),
+    kind: Type.Literal(TEST_EVENT_KIND),
+    url: Type.String({ description: 'The destination it was sent to.' }),
+    delivered: Type.Boolean({ description: 'The destination answered 2xx within the timeout.' }),
+    status: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The destination's HTTP status; null when no answer came.",
+    }),
+    error: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Why the delivery failed (`HTTP <status>`, a timeout, a refused connection or destination); null when delivered.',
+    }),
+    signed_at: Type.String({ format: 'date-time', description: 'The `t` of the signature.' }),
+  },
+  { additionalProperties: false },
+);
 const SecretResponse = Type.Object({ secret: Type.String() }, { additionalProperties: false });
 const FailuresQuery = Type.Object(
   {
@@ -78,6 +104,54 @@ export const webhookRoutes: RouteDefinition[] = [
         return { status: 200, body: { url } };
       });
     },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/webhooks/endpoint',
+    operationId: 'getWebhookEndpoint',
+    summary: 'The registered webhook destination of the account',
+    description:
+      'Answers `{url}` as PUT /v1/webhooks/endpoint stored it; 404 NOT_FOUND (with `next` pointing at the ' +
+      'PUT) when none is registered.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'admin',
+    wallet: false,
+    schema: { response: { 200: EndpointResponse } },
+    handler: async (ctx) => {
+      const principal = requirePrincipal(ctx);
+      return { status: 200, body: await readEndpoint(ctx.deps.db, principal.accountId) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/webhooks/test',
+    operationId: 'sendWebhookTestEvent',
+    summary: 'Send a signed `test` event to the destination now',
+    description:
+      'Sends one event of kind `test` to the registered destination, signed and sent exactly like a real ' +
+      'delivery (attempt 1; see docs/events.md), and waits for the answer (at most 10 s, within the ' +
+      "request's time budget). 200 reports what happened: the event id, and whether the destination answered " +
+      '2xx (`delivered`, `status`, `error`). A test event is not recorded: it is not retried, not ' +
+      'dead-lettered and not listed in GET /v1/events. 404 NOT_FOUND (with `next` pointing at PUT ' +
+      '/v1/webhooks/endpoint) when no destination is registered. A retry with the same Idempotency-Key ' +
+      'replays the report without sending again.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'admin',
+    wallet: false,
+    schema: { response: { 200: TestEventResponse } },
+    handler: (ctx) =>
+      ctx.replayable(async () => {
+        const principal = requirePrincipal(ctx);
+        const body = await sendTestEvent(
+          ctx.deps,
+          webhookSettings(ctx.deps),
+          principal.accountId,
+          ctx.deadline,
+        );
+        return { status: 200, body };
+      }),
   }),
   defineRoute({
     method: 'GET',

@@ -460,3 +460,134 @@ describe('GET /v1/events', () => {
     expectErrorBody(bad, 400, 'INVALID_REQUEST');
   });
 });
+
+describe('GET /v1/webhooks/endpoint', () => {
+  it('returns what PUT set, to its own account only; 404 with next when none is registered', async () => {
+    const { headers } = await accountWithEndpoint();
+    const read = await t.app.fastify.inject({ method: 'GET', url: '/v1/webhooks/endpoint', headers });
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toEqual({ url: receiver.url });
+
+    const changed = `${receiver.url}/v2`;
+    const put = await t.app.fastify.inject({
+      method: 'PUT',
+      url: '/v1/webhooks/endpoint',
+      headers,
+      payload: { url: changed },
+    });
+    expect(put.statusCode).toBe(200);
+    const again = await t.app.fastify.inject({ method: 'GET', url: '/v1/webhooks/endpoint', headers });
+    expect(again.json()).toEqual({ url: changed });
+
+    const other = await createAccountWithSession(t.db.db, { now: clock.now() });
+    const theirs = bearer(other.sessionToken);
+    const none = await t.app.fastify.inject({ method: 'GET', url: '/v1/webhooks/endpoint', headers: theirs });
+    const body = expectErrorBody(none, 404, 'NOT_FOUND');
+    expect(body.next).toEqual([
+      { method: 'PUT', path: '/v1/webhooks/endpoint', why: 'register the webhook destination' },
+    ]);
+    // The secret alone (GET /v1/webhooks/secret creates the row) is not a destination.
+    await t.app.fastify.inject({ method: 'GET', url: '/v1/webhooks/secret', headers: theirs });
+    const stillNone = await t.app.fastify.inject({
+      method: 'GET',
+      url: '/v1/webhooks/endpoint',
+      headers: theirs,
+    });
+    expectErrorBody(stillNone, 404, 'NOT_FOUND');
+
+    const own = 'http://127.0.0.1:9/their-hooks';
+    await t.app.fastify.inject({
+      method: 'PUT',
+      url: '/v1/webhooks/endpoint',
+      headers: theirs,
+      payload: { url: own },
+    });
+    const theirsRead = await t.app.fastify.inject({
+      method: 'GET',
+      url: '/v1/webhooks/endpoint',
+      headers: theirs,
+    });
+    expect(theirsRead.json()).toEqual({ url: own });
+    const mine = await t.app.fastify.inject({ method: 'GET', url: '/v1/webhooks/endpoint', headers });
+    expect(mine.json()).toEqual({ url: changed });
+  });
+
+  it('needs admin scope', async () => {
+    const { accountId } = await accountWithEndpoint();
+    const read = bearer((await createKey(t.db.db, accountId, { scopes: ['read'] })).token);
+    const res = await t.app.fastify.inject({ method: 'GET', url: '/v1/webhooks/endpoint', headers: read });
+    expectErrorBody(res, 403, 'FORBIDDEN');
+    const test = await t.app.fastify.inject({ method: 'POST', url: '/v1/webhooks/test', headers: read });
+    expectErrorBody(test, 403, 'FORBIDDEN');
+  });
+});
+
+describe('POST /v1/webhooks/test', () => {
+  it('sends a signed test event the receiver verifies with the secret, and reports it', async () => {
+    const { accountId, headers } = await accountWithEndpoint();
+    const res = await t.app.fastify.inject({ method: 'POST', url: '/v1/webhooks/test', headers });
+    expect(res.statusCode, res.body).toBe(200);
+    const report = res.json() as { event_id: string; signed_at: string };
+    expect(report).toEqual({
+      event_id: expect.stringMatching(/^evt_[0-9a-z]{20}$/) as string,
+      kind: 'test',
+      url: receiver.url,
+      delivered: true,
+      status: 204,
+      error: null,
+      signed_at: new Date(Math.floor(clock.now().getTime() / 1000) * 1000).toISOString(),
+    });
+    // The receiver verified the signature with the secret of GET /v1/webhooks/secret.
+    expect(receiver.rejected).toEqual([]);
+    const got = receiver.received.find((r) => r.id === report.event_id);
+    expect(got).toEqual({
+      id: report.event_id,
+      kind: 'test',
+      data: { message: expect.any(String) as string, account_id: accountId },
+    });
+    // Not recorded: no event, no outbox row, nothing for the workers to send again.
+    const listed = await t.app.fastify.inject({ method: 'GET', url: '/v1/events', headers });
+    expect((listed.json() as { events: { id: string }[] }).events.map((e) => e.id)).not.toContain(
+      report.event_id,
+    );
+    const outbox = await t.db.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('event_id', '=', report.event_id)
+      .execute();
+    expect(outbox).toEqual([]);
+  });
+
+  it('reports a destination that does not answer 2xx, and replays under the same Idempotency-Key', async () => {
+    const { headers } = await accountWithEndpoint();
+    receiver.mode = 'down';
+    const res = await t.app.fastify.inject({ method: 'POST', url: '/v1/webhooks/test', headers });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ kind: 'test', delivered: false, status: 503, error: 'HTTP 503' });
+    receiver.mode = 'up';
+
+    const keyed = { ...headers, 'idempotency-key': `test-event-${clock.now().getTime()}` };
+    const first = await t.app.fastify.inject({ method: 'POST', url: '/v1/webhooks/test', headers: keyed });
+    const second = await t.app.fastify.inject({ method: 'POST', url: '/v1/webhooks/test', headers: keyed });
+    expect(first.statusCode).toBe(200);
+    expect(second.json()).toEqual(first.json());
+    const id = (first.json() as { event_id: string }).event_id;
+    expect(receiver.received.filter((r) => r.id === id)).toHaveLength(1);
+  });
+
+  it('answers 404 with next when the account has no destination, whatever another account has', async () => {
+    await accountWithEndpoint();
+    const before = receiver.received.length;
+    const other = await createAccountWithSession(t.db.db, { now: clock.now() });
+    const res = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/webhooks/test',
+      headers: bearer(other.sessionToken),
+    });
+    const body = expectErrorBody(res, 404, 'NOT_FOUND');
+    expect(body.next).toEqual([
+      { method: 'PUT', path: '/v1/webhooks/endpoint', why: 'register the webhook destination' },
+    ]);
+    expect(receiver.received.length).toBe(before);
+  });
+});
