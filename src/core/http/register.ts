@@ -1,7 +1,6 @@
 import FindMyWay from 'find-my-way';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../../deps.ts';
 import { AppError } from '../errors/app-error.ts';
 import { Deadline } from './deadline.ts';
 import {
@@ -11,7 +10,8 @@ import {
   runIdempotentAlone,
   runReplayable,
 } from './idempotency.ts';
-import type { HttpMethod, Principal, RouteContext, RouteDefinition, RouteResult } from './route-table.ts';
+import type { RouteResult } from './results.ts';
+import type { HttpMethod, Principal, RouteContext, RouteDefinition, RouteDeps } from './route-table.ts';
 
 export interface RegisteredRoutes {
   routes: RouteDefinition[];
@@ -30,7 +30,7 @@ const retiredCallers = new WeakMap<FastifyRequest, { accountId: string; refusal:
 export function registerRoutes(
   app: FastifyInstance,
   table: RouteDefinition[],
-  deps: AppDeps,
+  deps: RouteDeps,
 ): RegisteredRoutes {
   const mounted = table.filter((r) => !(r.devOnly && deps.config.env === 'production'));
   const seen = new Set<string>();
@@ -51,7 +51,7 @@ export function registerRoutes(
   };
 }
 
-function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps): void {
+function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: RouteDeps): void {
   const rateLimited = route.rateLimited ?? route.class === 'public';
   const idempotent = route.idempotent ?? route.method !== 'GET';
   const { response, ...inputSchemas } = route.schema;
@@ -153,7 +153,7 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
 async function authenticate(
   req: FastifyRequest,
   route: RouteDefinition,
-  deps: AppDeps,
+  deps: RouteDeps,
 ): Promise<Principal | null> {
   if (route.class === 'public') return null;
   if (route.class === 'operator') {
@@ -167,7 +167,7 @@ async function authenticate(
 async function retiredAccount(
   req: FastifyRequest,
   route: RouteDefinition,
-  deps: AppDeps,
+  deps: RouteDeps,
   refusal: unknown,
 ): Promise<string | null> {
   if (!route.retiredReplay || !(refusal instanceof AppError) || refusal.code !== 'UNAUTHORIZED') return null;
@@ -214,7 +214,7 @@ async function withBudget(work: Promise<RouteResult>, deadline: Deadline): Promi
  * The operator surface (/v1/ops/): only the operator token from config opens it. No account
  * credential reaches it, and without a configured token it does not exist (404).
  */
-function verifyOperator(req: FastifyRequest, deps: AppDeps): void {
+function verifyOperator(req: FastifyRequest, deps: RouteDeps): void {
   const expected = deps.config.operatorToken;
   if (!expected) {
     throw new AppError('NOT_FOUND', 'The operator surface is not enabled on this service.', {
