@@ -46,6 +46,17 @@ export function readIdempotencyKey(header: string | string[] | undefined): strin
   return value;
 }
 
+/**
+ * The path an Idempotency-Key is recorded under: the pattern of the route that matched, with its
+ * decoded parameters put back in one spelling. The router accepts a path in many spellings
+ * (percent-escapes of any character, in either case of hex digit); the record must not, or a retry
+ * spelled differently would run the mutation again. A path spelled plainly records as itself.
+ */
+export function idempotencyPath(pattern: string, params: unknown): string {
+  const values = (params ?? {}) as Record<string, unknown>;
+  return pattern.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(values[name] ?? '')));
+}
+
 export function fingerprintOf(method: string, path: string, query: unknown, body: unknown): string {
   return createHash('sha256')
     .update(canonicalJson({ method, path, query: query ?? null, body: body ?? null }))

@@ -5,6 +5,7 @@ import { AppError } from '../errors/app-error.ts';
 import { Deadline } from './deadline.ts';
 import {
   fingerprintOf,
+  idempotencyPath,
   readIdempotencyKey,
   runIdempotent,
   runIdempotentAlone,
@@ -86,7 +87,8 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: RouteDep
       const retired = retiredCallers.get(req);
       const deadline = new Deadline(route.budgetMs ?? deps.config.requestBudgetMs);
       const key = idempotent ? readIdempotencyKey(req.headers['idempotency-key']) : null;
-      const path = req.url.split('?')[0] ?? req.url;
+      // After validation: the route's pattern and its decoded parameters, however the URL spelled them.
+      const path = idempotencyPath(route.url, req.params);
       const clientIp = req.ip;
       let mutated = false;
       const once = (what: string) => {
