@@ -12,6 +12,7 @@ import {
   runReplayable,
 } from './idempotency.ts';
 import type { RouteResult } from './results.ts';
+import { refuseUnstorableText } from './storable-text.ts';
 import type { HttpMethod, Principal, RouteContext, RouteDefinition, RouteDeps } from './route-table.ts';
 
 export interface RegisteredRoutes {
@@ -72,8 +73,11 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: RouteDep
       ? { rateLimit: { max: deps.config.publicRateLimitPerMinute, timeWindow: 60_000 } }
       : { rateLimit: false },
     // The guard runs before validation: an unauthenticated caller learns nothing about the
-    // body's shape, and a forbidden one is refused before any work.
+    // body's shape, and a forbidden one is refused before any work. Text the database cannot
+    // store is refused first, like a body that is not JSON: the guard itself reads the database
+    // with the path's parameters.
     preValidation: async (req) => {
+      refuseUnstorableText({ params: req.params, query: req.query, body: req.body });
       try {
         principals.set(req, await authenticate(req, route, deps));
       } catch (err) {
