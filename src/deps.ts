@@ -1,21 +1,18 @@
 // Everything a service needs, passed in: no module-level singletons, so tests can build an app
 // from any mix of real and sandbox parts.
 
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import type { ChainPort } from './adapters/chain/port.ts';
 import type { ObjectStore } from './adapters/object-store/port.ts';
 import type { Config } from './config.ts';
 import type { Clock } from './core/clock.ts';
 import type { Db } from './core/db/database.ts';
-import type { Principal, RouteDefinition } from './core/http/route-table.ts';
+import type { Authenticator } from './core/http/route-table.ts';
 import type { DevnetInfo } from './devnet/devnet.ts';
 import type { TokenRegistry } from './modules/registry/index.ts';
 import type { ScreeningProvider } from './modules/screening/index.ts';
 
-export interface Authenticator {
-  /** Resolves the bearer credential of a request; throws UNAUTHORIZED or FORBIDDEN. */
-  authenticate(req: FastifyRequest, route: RouteDefinition): Promise<Principal>;
-}
+export type { Authenticator } from './core/http/route-table.ts';
 
 export interface AppDeps {
   config: Config;
@@ -39,4 +36,10 @@ export interface AppDeps {
   screeningProviders?: ScreeningProvider[];
   /** Where statement exports are stored (a directory or an S3 bucket); absent: statements answer 503. */
   objectStore?: ObjectStore;
+}
+
+declare module './core/http/route-table.ts' {
+  /** Handlers (`ctx.deps`) and the route table's hooks see every dependency of the application. */
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- widens the core's interface
+  interface RouteDeps extends AppDeps {}
 }

@@ -1,5 +1,5 @@
 import { AppError } from './errors/app-error.ts';
-import type { Authenticator } from '../deps.ts';
+import type { Authenticator } from './http/route-table.ts';
 
 /**
  * Until the identity module lands, no bearer credential is accepted. Every bearer route

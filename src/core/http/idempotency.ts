@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import { canonicalJson } from '../canonical-json.ts';
 import type { Clock } from '../clock.ts';
 import type { Db, Tx } from '../db/database.ts';
 import { AppError } from '../errors/app-error.ts';
-import type { RouteResult } from './route-table.ts';
+import type { RouteResult, StatementKey } from './results.ts';
+
+export type { StatementKey } from './results.ts';
 
 export const IDEMPOTENCY_TTL_MS = 7 * 24 * 3600 * 1000;
 /** How long a duplicate waits for the first request with its key before answering 409. */
@@ -42,6 +44,17 @@ export function readIdempotencyKey(header: string | string[] | undefined): strin
     );
   }
   return value;
+}
+
+/**
+ * The path an Idempotency-Key is recorded under: the pattern of the route that matched, with its
+ * decoded parameters put back in one spelling. The router accepts a path in many spellings
+ * (percent-escapes of any character, in either case of hex digit); the record must not, or a retry
+ * spelled differently would run the mutation again. A path spelled plainly records as itself.
+ */
+export function idempotencyPath(pattern: string, params: unknown): string {
+  const values = (params ?? {}) as Record<string, unknown>;
+  return pattern.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(values[name] ?? '')));
 }
 
 export function fingerprintOf(method: string, path: string, query: unknown, body: unknown): string {
@@ -137,23 +150,6 @@ async function claimAndRun(
 const LOCK_NOT_AVAILABLE = '55P03';
 /** SQLSTATE raised by purser_claim_idempotency_key_or_refuse (migration 0021): the key is held. */
 const KEY_HELD = 'PK409';
-
-/**
- * An Idempotency-Key as SQL calls, for a write that carries its key in its own statement (see
- * runIdempotentAlone) and for the transactional claim.
- */
-export interface StatementKey {
-  /**
-   * Before the write: claims the key, or raises so that nothing of the statement is written.
-   * `wait`: wait up to IN_FLIGHT_WAIT for a first request still in flight (a statement of its
-   * own); without it a held key fails at once (a statement other writes share must not stall).
-   */
-  claim(wait: boolean): RawBuilder<unknown>;
-  /** After the write: stores `result` for replay, or gives the key back when it is not storable. */
-  answer(result: RouteResult): RawBuilder<unknown>;
-  /** When the write was refused: gives the key back. */
-  release: RawBuilder<unknown>;
-}
 
 function statementKey(scope: IdempotencyScope, clock: Clock): StatementKey {
   const { scope: owner, method, path, key, fingerprint } = scope;

@@ -1,17 +1,19 @@
 import FindMyWay from 'find-my-way';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../../deps.ts';
 import { AppError } from '../errors/app-error.ts';
 import { Deadline } from './deadline.ts';
 import {
   fingerprintOf,
+  idempotencyPath,
   readIdempotencyKey,
   runIdempotent,
   runIdempotentAlone,
   runReplayable,
 } from './idempotency.ts';
-import type { HttpMethod, Principal, RouteContext, RouteDefinition, RouteResult } from './route-table.ts';
+import type { RouteResult } from './results.ts';
+import { refuseUnstorableText } from './storable-text.ts';
+import type { HttpMethod, Principal, RouteContext, RouteDefinition, RouteDeps } from './route-table.ts';
 
 export interface RegisteredRoutes {
   routes: RouteDefinition[];
@@ -30,7 +32,7 @@ const retiredCallers = new WeakMap<FastifyRequest, { accountId: string; refusal:
 export function registerRoutes(
   app: FastifyInstance,
   table: RouteDefinition[],
-  deps: AppDeps,
+  deps: RouteDeps,
 ): RegisteredRoutes {
   const mounted = table.filter((r) => !(r.devOnly && deps.config.env === 'production'));
   const seen = new Set<string>();
@@ -51,7 +53,7 @@ export function registerRoutes(
   };
 }
 
-function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps): void {
+function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: RouteDeps): void {
   const rateLimited = route.rateLimited ?? route.class === 'public';
   const idempotent = route.idempotent ?? route.method !== 'GET';
   const { response, ...inputSchemas } = route.schema;
@@ -71,8 +73,11 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
       ? { rateLimit: { max: deps.config.publicRateLimitPerMinute, timeWindow: 60_000 } }
       : { rateLimit: false },
     // The guard runs before validation: an unauthenticated caller learns nothing about the
-    // body's shape, and a forbidden one is refused before any work.
+    // body's shape, and a forbidden one is refused before any work. Text the database cannot
+    // store is refused first, like a body that is not JSON: the guard itself reads the database
+    // with the path's parameters.
     preValidation: async (req) => {
+      refuseUnstorableText({ params: req.params, query: req.query, body: req.body });
       try {
         principals.set(req, await authenticate(req, route, deps));
       } catch (err) {
@@ -86,7 +91,8 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
       const retired = retiredCallers.get(req);
       const deadline = new Deadline(route.budgetMs ?? deps.config.requestBudgetMs);
       const key = idempotent ? readIdempotencyKey(req.headers['idempotency-key']) : null;
-      const path = req.url.split('?')[0] ?? req.url;
+      // After validation: the route's pattern and its decoded parameters, however the URL spelled them.
+      const path = idempotencyPath(route.url, req.params);
       const clientIp = req.ip;
       let mutated = false;
       const once = (what: string) => {
@@ -153,7 +159,7 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: AppDeps)
 async function authenticate(
   req: FastifyRequest,
   route: RouteDefinition,
-  deps: AppDeps,
+  deps: RouteDeps,
 ): Promise<Principal | null> {
   if (route.class === 'public') return null;
   if (route.class === 'operator') {
@@ -167,7 +173,7 @@ async function authenticate(
 async function retiredAccount(
   req: FastifyRequest,
   route: RouteDefinition,
-  deps: AppDeps,
+  deps: RouteDeps,
   refusal: unknown,
 ): Promise<string | null> {
   if (!route.retiredReplay || !(refusal instanceof AppError) || refusal.code !== 'UNAUTHORIZED') return null;
@@ -214,7 +220,7 @@ async function withBudget(work: Promise<RouteResult>, deadline: Deadline): Promi
  * The operator surface (/v1/ops/): only the operator token from config opens it. No account
  * credential reaches it, and without a configured token it does not exist (404).
  */
-function verifyOperator(req: FastifyRequest, deps: AppDeps): void {
+function verifyOperator(req: FastifyRequest, deps: RouteDeps): void {
   const expected = deps.config.operatorToken;
   if (!expected) {
     throw new AppError('NOT_FOUND', 'The operator surface is not enabled on this service.', {

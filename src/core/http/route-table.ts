@@ -3,11 +3,13 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
-import type { DbExecutor, Tx } from '../db/database.ts';
-import type { Readable } from 'node:stream';
+import type { Config } from '../../config.ts';
+import type { Clock } from '../clock.ts';
+import type { Db, DbExecutor, Tx } from '../db/database.ts';
 import type { Deadline } from './deadline.ts';
-import type { StatementKey } from './idempotency.ts';
+import type { RouteResult, StatementKey } from './results.ts';
+
+export type { RouteResult, StatementKey } from './results.ts';
 
 /** public: no credential. bearer: session or API key. executor: signed in as the treasury executor. operator: operator token. */
 export type RouteClass = 'public' | 'bearer' | 'executor' | 'operator';
@@ -67,14 +69,22 @@ export interface Principal {
   address: string;
 }
 
-export interface RouteResult {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-  /** Send this text or stream with `contentType` instead of the JSON of `body` (docs pages, downloads). */
-  raw?: { text: string | Readable; contentType: string };
-  /** The body stored for Idempotency-Key replays when it must differ (tokens nulled). */
-  replayBody?: unknown;
+/** Resolves the bearer credential of a request; the identity module provides it. */
+export interface Authenticator {
+  /** Throws UNAUTHORIZED or FORBIDDEN. */
+  authenticate(req: FastifyRequest, route: RouteDefinition): Promise<Principal>;
+}
+
+/**
+ * The dependencies every handler gets as `ctx.deps`. The HTTP core itself reads only the members
+ * declared here; the application merges all of its dependencies into this interface
+ * (`AppDeps` in src/deps.ts), so handlers see them without the core importing the layers above.
+ */
+export interface RouteDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  authenticator: Authenticator;
 }
 
 export interface RouteContext<S extends RouteSchemas> {
@@ -83,7 +93,7 @@ export interface RouteContext<S extends RouteSchemas> {
   body: Part<S, 'body'>;
   query: Part<S, 'querystring'>;
   params: Part<S, 'params'>;
-  deps: AppDeps;
+  deps: RouteDeps;
   deadline: Deadline;
   requestId: string;
   principal: Principal | null;
@@ -138,7 +148,7 @@ export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {
    * of this route the credential may still replay, or null. Such a caller gets that replay or the
    * guard's 401; the handler never runs.
    */
-  retiredReplay?(req: FastifyRequest, deps: AppDeps): Promise<string | null>;
+  retiredReplay?(req: FastifyRequest, deps: RouteDeps): Promise<string | null>;
   schema: S;
   handler(ctx: RouteContext<S>): Promise<RouteResult>;
 }
