@@ -1,12 +1,17 @@
 // Garbage in, clean refusal out: random JSON values, random bytes under random content types and
 // random extra field names sent to a route with a strict body. Every answer must be a 400, 413 or
-// 415 with the spec's error body, and nothing may reach the database.
+// 415 with the spec's error body, and nothing may reach the database. Then every route of the
+// table gets text the database cannot store (NUL, unpaired surrogates) in each of its string
+// inputs: always a 400 naming the field, never a 5xx.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Ajv } from 'ajv';
+import { sql } from 'kysely';
+import type { RouteDefinition } from '../src/core/http/route-table.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
-import { checkErrorShape } from './support/error-body.ts';
+import { checkErrorShape, expectErrorBody } from './support/error-body.ts';
+import { bearer, createAccountWithSession, type AccountWithSession } from './support/identity.ts';
 import {
   countIdempotencyKeys,
   countProbeWrites,
@@ -14,6 +19,7 @@ import {
   StrictBody,
   writeProbe,
 } from './support/probes.ts';
+import { slotsOf, valueOf, withAt, type Slot } from './support/schema-values.ts';
 
 const BODY_LIMIT = 2048;
 const RUNS = 200;
@@ -123,19 +129,19 @@ function wouldBeAccepted(attempt: Attempt): boolean {
   }
 }
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({
-    config: { bodyLimitBytes: BODY_LIMIT },
-    extraRoutes: [writeProbe({ url: '/v1/probe/items', operationId: 'probeItemsCreate' })],
-  });
-  await createProbeTable(t.deps.db);
-});
-afterAll(async () => {
-  await t?.close();
-});
-
 describe('fuzzing a strict POST route', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({
+      config: { bodyLimitBytes: BODY_LIMIT },
+      extraRoutes: [writeProbe({ url: '/v1/probe/items', operationId: 'probeItemsCreate' })],
+    });
+    await createProbeTable(t.deps.db);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
   it(`refuses ${RUNS} random bodies cleanly and writes nothing`, async () => {
     console.log(`fuzz seed ${seed} (rerun with FUZZ_SEED=${seed})`);
     const seen = new Map<number, number>();
@@ -181,5 +187,122 @@ describe('fuzzing a strict POST route', () => {
     });
     expect(res.statusCode).toBe(201);
     expect(await countProbeWrites(t.deps.db)).toBe(1);
+  });
+});
+
+describe('every route of the table, with text the database cannot store in each string input', () => {
+  const OPERATOR_TOKEN = 'fuzz-operator-token-0123456789abcdef';
+  const ROUTE_RUNS = 4;
+  let t: TestApp;
+  let acct: AccountWithSession;
+  beforeAll(async () => {
+    t = await createTestApp({
+      config: { operatorToken: OPERATOR_TOKEN, publicRateLimitPerMinute: 1_000_000 },
+    });
+    acct = await createAccountWithSession(t.db.db);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  // Anywhere in a JSON body any of them; in a URL only NUL travels (a surrogate has no UTF-8).
+  const unstorable = (chars: string[]) =>
+    fc
+      .tuple(fc.string({ maxLength: 6 }), fc.constantFrom(...chars), fc.string({ maxLength: 6 }))
+      .map((parts) => parts.join(''));
+  const inBody = unstorable(['\u0000', '\ud800', '\udbff', '\udc00', '\udfff']);
+  const inUrl = unstorable(['\u0000']);
+
+  /** A request shaped by the route's own schemas (valid or nearly), plus a free query parameter. */
+  const inputsOf = (route: RouteDefinition) =>
+    fc.record({
+      params: route.schema.params
+        ? valueOf(route.schema.params).map((p) =>
+            Object.fromEntries(Object.entries(p as object).map(([k, v]) => [k, String(v) || 'x'])),
+          )
+        : fc.constant({}),
+      query: fc
+        .tuple(valueOf(route.schema.querystring ?? { type: 'object' }), fc.string())
+        .map(([q, note]) => ({
+          ...(q as object),
+          note,
+        })),
+      body: route.schema.body ? valueOf(route.schema.body) : fc.constant(undefined),
+    });
+
+  const accountState = async () =>
+    JSON.stringify(
+      (
+        await sql`
+          SELECT (SELECT count(*)::int FROM api_keys WHERE account_id = ${acct.accountId}) AS keys,
+                 (SELECT count(*)::int FROM events WHERE account_id = ${acct.accountId}) AS events,
+                 (SELECT count(*)::int FROM audit_log WHERE account_id = ${acct.accountId}) AS audit,
+                 (SELECT count(*)::int FROM feature_requests) AS requests,
+                 (SELECT count(*)::int FROM idempotency_keys) AS idempotency`.execute(t.db.db)
+      ).rows[0],
+    );
+
+  function urlOf(route: RouteDefinition, params: Record<string, string>, query: Record<string, unknown>) {
+    const path = route.url.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+    const search = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) {
+      for (const item of Array.isArray(v) ? v : [v])
+        if (item !== null && item !== undefined) search.append(k, String(item));
+    }
+    const qs = search.toString();
+    return qs ? `${path}?${qs}` : path;
+  }
+
+  function credentialOf(route: RouteDefinition): Record<string, string> {
+    if (route.class === 'operator') return { authorization: `Bearer ${OPERATOR_TOKEN}` };
+    if (route.class === 'public') return {};
+    return bearer(acct.sessionToken);
+  }
+
+  it('answers 400 naming the field for every route and input, never a 5xx, and changes nothing', async () => {
+    console.log(`fuzz seed ${seed} (rerun with FUZZ_SEED=${seed})`);
+    const before = await accountState();
+    let sent = 0;
+    for (const route of t.app.routes.routes) {
+      await fc.assert(
+        fc.asyncProperty(inputsOf(route), inBody, inUrl, async (input, bodyText, urlText) => {
+          const params = input.params as Record<string, string>;
+          const query = input.query as Record<string, unknown>;
+          const slots: { part: 'params' | 'query' | 'body'; slot: Slot }[] = [
+            ...slotsOf(params, 'params')
+              .filter((s) => s.kind === 'string')
+              .map((slot) => ({ part: 'params' as const, slot })),
+            ...slotsOf(query, 'query')
+              .filter((s) => s.path.length <= 1)
+              .map((slot) => ({ part: 'query' as const, slot })),
+            ...slotsOf(input.body, 'body').map((slot) => ({ part: 'body' as const, slot })),
+          ];
+          for (const { part, slot } of slots) {
+            const text = part === 'body' ? bodyText : urlText;
+            const bad = { params, query, body: input.body, [part]: withAt(input[part], slot, text) };
+            const res = await t.app.fastify.inject({
+              method: route.method,
+              url: urlOf(route, bad.params as Record<string, string>, bad.query as Record<string, unknown>),
+              headers: {
+                ...credentialOf(route),
+                'idempotency-key': `fuzz-${sent}`,
+                ...(bad.body === undefined ? {} : { 'content-type': 'application/json' }),
+              },
+              ...(bad.body === undefined ? {} : { payload: JSON.stringify(bad.body) }),
+            });
+            sent += 1;
+            const what = `${route.method} ${route.url} ${slot.name}`;
+            expect(res.statusCode, `${what}: ${res.body}`).toBeLessThan(500);
+            const body = expectErrorBody(res, 400, 'INVALID_REQUEST');
+            const named = slot.kind === 'string' ? slot.name : `a field name in ${slot.name}`;
+            expect(body.message, what).toContain(named);
+          }
+        }),
+        { numRuns: ROUTE_RUNS, seed },
+      );
+    }
+    console.log(`unstorable text: ${sent} requests over ${t.app.routes.routes.length} routes`);
+    expect(sent).toBeGreaterThan(t.app.routes.routes.length * ROUTE_RUNS);
+    expect(await accountState()).toBe(before);
   });
 });
