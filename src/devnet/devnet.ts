@@ -24,6 +24,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { artifact, loadArtifacts, type Artifacts } from '../../devnet/compile.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
+import { isAlive } from '../core/process.ts';
 
 /** anvil's default account #0 (from the public "test … junk" mnemonic): the devnet deployer. */
 export const DEVNET_DEPLOYER_PRIVATE_KEY: Hex =
@@ -221,15 +222,6 @@ export function devnetStateFile(stateDir: string, chainId: number): string {
 
 function pidFile(stateDir: string, chainId: number): string {
   return join(resolve(stateDir), `chain-${chainId}.pid`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

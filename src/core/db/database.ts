@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Config } from '../../config.ts';
 import type { Database } from './schema.ts';
+import { isAlive } from '../process.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -220,15 +221,6 @@ export function takeDataDirLock(dir: string): () => void {
     }
   }
   throw new Error(`Could not take the lock file ${lockPath}.`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */

@@ -9,7 +9,7 @@ import { formatUsd } from '../../core/money.ts';
 import { recordAudit } from '../audit/index.ts';
 import { emitEvent } from '../events/index.ts';
 import { deleteReadyArrows, readyArrowTokens } from './auto-topup-store.ts';
-import { actorLabel, arrowView } from './auto-topup-state.ts';
+import { actorLabel, arrowAuditItem, arrowView } from './auto-topup-state.ts';
 
 /** An arrow taken out of the quiver at offboarding: its terms, never its signature. */
 export interface RemovedArrow {
@@ -74,12 +74,7 @@ export async function removeReadyArrows(
       subject: accountId,
       details: {
         reason: 'offboarding',
-        arrows: rows.map((a) => ({
-          id: a.id,
-          nonce: a.nonce,
-          payer: a.payer,
-          value_usd: formatUsd(BigInt(a.value)),
-        })),
+        arrows: rows.map(arrowAuditItem),
       },
       network: actor.network,
     });

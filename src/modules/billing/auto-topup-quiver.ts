@@ -25,6 +25,7 @@ import {
 import { enqueueFireIfDue } from './auto-topup-rule.ts';
 import {
   actorLabel,
+  arrowAuditItem,
   arrowView,
   MAX_ARROW_VALIDITY_SECONDS,
   QUIVER_CAP,
@@ -197,12 +198,7 @@ export async function addArrows(
         action: 'auto_topup.arrows_added',
         subject: accountId,
         details: {
-          arrows: inserted.map((a) => ({
-            id: a.id,
-            nonce: a.nonce,
-            payer: a.payer,
-            value_usd: formatUsd(BigInt(a.value)),
-          })),
+          arrows: inserted.map(arrowAuditItem),
         },
         network: actor.network,
       });

@@ -69,6 +69,11 @@ export function actorLabel(actor: Actor): string {
   return `${actor.principal.kind}:${actor.principal.credentialId}`;
 }
 
+/** What the audit log records of each arrow added or removed: never its signature. */
+export function arrowAuditItem(a: Pick<ArrowRow, 'id' | 'nonce' | 'payer' | 'value'>) {
+  return { id: a.id, nonce: a.nonce, payer: a.payer, value_usd: formatUsd(BigInt(a.value)) };
+}
+
 export function arrowView(a: ArrowRow): ArrowView {
   return {
     nonce: a.nonce,
