@@ -45,20 +45,6 @@ export const TopupTermsResponse = Type.Object(
       },
       { additionalProperties: false },
     ),
-    types: Type.Object(
-      {
-        TransferWithAuthorization: Type.Array(
-          Type.Object({ name: Type.String(), type: Type.String() }, { additionalProperties: false }),
-        ),
-      },
-      {
-        additionalProperties: false,
-        description:
-          'The EIP-712 types of the message (EIP712Domain left out, as typed-data signers such as viem and ' +
-          'ethers derive it from the domain): pass `eip712_domain`, `types` and `primaryType` to the signer as they are.',
-      },
-    ),
-    primaryType: Type.Literal('TransferWithAuthorization'),
     min_value: Type.String({ description: 'The smallest top-up, in USDC base units.' }),
     min_validity_seconds: Type.Integer({
       description: 'validBefore must be at least this far past chain time when the service receives it.',

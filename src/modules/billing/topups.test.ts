@@ -3,9 +3,7 @@
 // broadcast, credited or consumed; an unknown outcome answers 202 and the reconciler finishes it.
 
 import fc from 'fast-check';
-import { randomBytes } from 'node:crypto';
-import { getAddress, toHex, type Address } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { getAddress, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
@@ -22,7 +20,7 @@ import { testConfig } from '../../config.ts';
 import { settlementEffects } from '../../settlement-effects.ts';
 import { listEvents } from '../events/index.ts';
 import { reconcileStaleSettlements } from '../payments/index.ts';
-import { formatBalanceUsd, readPrepaidBalance } from './prepaid.ts';
+import { readPrepaidBalance } from './prepaid.ts';
 import { setAccountPrepaidCap, setPrepaidCap } from './settings.ts';
 
 const devnet = inject('devnet');
@@ -74,40 +72,6 @@ describe('POST /v1/balance/topups', () => {
       eip712_domain: { name: setup.domain.name, version: setup.domain.version, chainId: PAYMENTS_CHAIN },
       account_cap_usd: '1000',
     });
-  });
-
-  it('gives everything a typed-data signer needs: a top-up signed from the terms alone settles', async () => {
-    const acc = await createAccountWithSession(t.db.db);
-    const payer = await newPayer(devnet, 3n * USD);
-    const res = await t.app.fastify.inject({
-      method: 'GET',
-      url: '/v1/balance/topups/terms',
-      headers: bearer(acc.sessionToken),
-    });
-    const terms = res.json();
-    expect(terms.primaryType).toBe('TransferWithAuthorization');
-    // Nothing of the service's own code: the domain, types and primary type as the answer gives them.
-    const now = BigInt(Math.floor(Date.now() / 1000));
-    const message = {
-      from: payer.address,
-      to: terms.pay_to as Address,
-      value: BigInt(terms.min_value) * 2n,
-      validAfter: 0n,
-      validBefore: now + BigInt(terms.min_validity_seconds) + 600n,
-      nonce: toHex(randomBytes(32)),
-    };
-    const signature = await privateKeyToAccount(payer.privateKey).signTypedData({
-      domain: terms.eip712_domain,
-      types: terms.types,
-      primaryType: terms.primaryType,
-      message,
-    });
-    const authorization = Object.fromEntries(
-      Object.entries(message).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
-    );
-    const paid = await topup(acc.sessionToken, { authorization, signature });
-    expect(paid.statusCode, paid.body).toBe(201);
-    expect(paid.json().balance_usd).toBe(formatBalanceUsd(BigInt(terms.min_value) * 2n));
   });
 
   it('settles on-chain, credits once, and replays the same top-up for the same authorization', async () => {

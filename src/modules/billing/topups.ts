@@ -15,7 +15,6 @@ import {
   findExistingSettlement,
   paymentTerms,
   submitPayment,
-  TRANSFER_WITH_AUTHORIZATION_TYPES,
   verifyAuthorization,
   type PaymentOutcome,
   type PaymentsDeps,
@@ -279,10 +278,7 @@ export const topupEffect: SettlementEffect = async (tx, clock: Clock, row, txHas
   return { credit_group: credit.groupId, balance_usd: balanceUsd };
 };
 
-/**
- * What an agent needs to sign a top-up: chain, asset, the EIP-712 domain, types and primary type
- * (passed as they are to a typed-data signer), payee, limits.
- */
+/** What an agent needs to sign a top-up: chain, asset and its EIP-712 domain, payee, limits. */
 export async function topupTerms(deps: PaymentsDeps, accountId: string) {
   const terms: PaymentTerms = await paymentTerms(deps);
   const settings = await readBillingSettings(deps.db, deps.config);
@@ -298,8 +294,6 @@ export async function topupTerms(deps: PaymentsDeps, accountId: string) {
       chainId: terms.chainId,
       verifyingContract: terms.asset,
     },
-    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-    primaryType: 'TransferWithAuthorization' as const,
     min_value: MIN_TOPUP_MICRO.toString(),
     min_validity_seconds: terms.minValiditySeconds,
     account_cap_usd: formatUsd(cap),
