@@ -44,9 +44,10 @@ export const billingRoutes = (effects: SettlementEffects): RouteDefinition[] => 
     operationId: 'getTopupTerms',
     summary: 'What a top-up authorization must say',
     description:
-      'The chain, the USDC contract and its EIP-712 domain, the treasury to pay, the smallest top-up and the ' +
-      "account's prepaid cap: everything needed to sign the EIP-3009 TransferWithAuthorization that " +
-      'POST /v1/balance/topups takes. 503 UNAVAILABLE when payments are not configured.',
+      'The chain, the USDC contract, the EIP-712 domain, types and primary type to sign, the treasury to pay, ' +
+      "the smallest top-up and the account's prepaid cap: everything needed to sign the EIP-3009 " +
+      'TransferWithAuthorization that POST /v1/balance/topups takes (`eip712_domain`, `eip712_types` and ' +
+      '`primary_type` go as they are into signTypedData). 503 UNAVAILABLE when payments are not configured.',
     tags: ['balance'],
     class: 'bearer',
     scope: 'read',

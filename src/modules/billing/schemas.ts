@@ -43,8 +43,42 @@ export const TopupTermsResponse = Type.Object(
         chainId: Type.Integer(),
         verifyingContract: Type.String(),
       },
-      { additionalProperties: false },
+      {
+        additionalProperties: false,
+        description: 'The EIP-712 domain of the USDC contract, as `domain` of signTypedData.',
+      },
     ),
+    eip712_types: Type.Object(
+      {
+        TransferWithAuthorization: Type.Array(
+          Type.Object({ name: Type.String(), type: Type.String() }, { additionalProperties: false }),
+        ),
+      },
+      {
+        additionalProperties: false,
+        description:
+          'The EIP-712 types, as `types` of signTypedData (viem, ethers): TransferWithAuthorization(address ' +
+          'from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce). ' +
+          'EIP712Domain is left out (ethers refuses it); a raw eth_signTypedData_v4 call adds it from the ' +
+          'domain fields name, version, chainId, verifyingContract.',
+        examples: [
+          {
+            TransferWithAuthorization: [
+              { name: 'from', type: 'address' },
+              { name: 'to', type: 'address' },
+              { name: 'value', type: 'uint256' },
+              { name: 'validAfter', type: 'uint256' },
+              { name: 'validBefore', type: 'uint256' },
+              { name: 'nonce', type: 'bytes32' },
+            ],
+          },
+        ],
+      },
+    ),
+    primary_type: Type.Literal('TransferWithAuthorization', {
+      description:
+        'As `primaryType` of signTypedData. The message is {from, to: pay_to, value, validAfter, validBefore, nonce}.',
+    }),
     min_value: Type.String({ description: 'The smallest top-up, in USDC base units.' }),
     min_validity_seconds: Type.Integer({
       description: 'validBefore must be at least this far past chain time when the service receives it.',

@@ -2,8 +2,11 @@
 // caps, settled on-chain and credited once; every bad authorization is refused with nothing
 // broadcast, credited or consumed; an unknown outcome answers 202 and the reconciler finishes it.
 
+import { Wallet } from 'ethers';
 import fc from 'fast-check';
-import { getAddress, type Address } from 'viem';
+import { randomBytes } from 'node:crypto';
+import { getAddress, toHex, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
@@ -72,6 +75,78 @@ describe('POST /v1/balance/topups', () => {
       eip712_domain: { name: setup.domain.name, version: setup.domain.version, chainId: PAYMENTS_CHAIN },
       account_cap_usd: '1000',
     });
+  });
+
+  it('gives everything a wallet signs with: viem and ethers sign from the terms answer alone, and it settles', async () => {
+    const acc = await createAccountWithSession(t.db.db);
+    const res = await t.app.fastify.inject({
+      method: 'GET',
+      url: '/v1/balance/topups/terms',
+      headers: bearer(acc.sessionToken),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    // Only what came over the wire: no import of the service's types, domain or addresses.
+    const terms = JSON.parse(res.body) as {
+      pay_to: Address;
+      eip712_domain: { name: string; version: string; chainId: number; verifyingContract: Address };
+      eip712_types: Record<string, { name: string; type: string }[]>;
+      primary_type: string;
+    };
+    expect(terms.primary_type).toBe('TransferWithAuthorization');
+    expect(terms.eip712_types).toEqual({
+      TransferWithAuthorization: [
+        { name: 'from', type: 'address' },
+        { name: 'to', type: 'address' },
+        { name: 'value', type: 'uint256' },
+        { name: 'validAfter', type: 'uint256' },
+        { name: 'validBefore', type: 'uint256' },
+        { name: 'nonce', type: 'bytes32' },
+      ],
+    });
+
+    const payer = await newPayer(devnet, 10n * USD);
+    const validBefore = BigInt(Math.floor(Date.now() / 1000) + 3600);
+    const message = (nonce: Hex, value: bigint) => ({
+      from: payer.address,
+      to: terms.pay_to,
+      value,
+      validAfter: 0n,
+      validBefore,
+      nonce,
+    });
+    const wire = (m: ReturnType<typeof message>, signature: string) => ({
+      authorization: {
+        ...m,
+        value: m.value.toString(),
+        validAfter: m.validAfter.toString(),
+        validBefore: m.validBefore.toString(),
+      },
+      signature,
+    });
+
+    // viem
+    const viemMessage = message(toHex(randomBytes(32)), 2n * USD);
+    const viemSignature = await privateKeyToAccount(payer.privateKey).signTypedData({
+      domain: terms.eip712_domain,
+      types: terms.eip712_types,
+      primaryType: terms.primary_type,
+      message: viemMessage,
+    });
+    const viaViem = await topup(acc.sessionToken, wire(viemMessage, viemSignature));
+    expect(viaViem.statusCode, viaViem.body).toBe(201);
+    expect(viaViem.json().balance_usd).toBe('2.000000');
+
+    // ethers
+    const ethersMessage = message(toHex(randomBytes(32)), 3n * USD);
+    const ethersSignature = await new Wallet(payer.privateKey).signTypedData(
+      terms.eip712_domain,
+      terms.eip712_types,
+      ethersMessage,
+    );
+    const viaEthers = await topup(acc.sessionToken, wire(ethersMessage, ethersSignature));
+    expect(viaEthers.statusCode, viaEthers.body).toBe(201);
+    expect(viaEthers.json().balance_usd).toBe('5.000000');
+    expect(await usdcOf(payer.address)).toBe(5n * USD);
   });
 
   it('settles on-chain, credits once, and replays the same top-up for the same authorization', async () => {

@@ -23,6 +23,7 @@ import {
   type SettlementEffects,
   type SettlementRow,
   type SubmittedAuthorization,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
 } from '../payments/index.ts';
 import { findArrowByNonce } from './auto-topup-store.ts';
 import { creditPrepaid, formatBalanceUsd } from './prepaid.ts';
@@ -278,7 +279,10 @@ export const topupEffect: SettlementEffect = async (tx, clock: Clock, row, txHas
   return { credit_group: credit.groupId, balance_usd: balanceUsd };
 };
 
-/** What an agent needs to sign a top-up: chain, asset and its EIP-712 domain, payee, limits. */
+/**
+ * What an agent needs to sign a top-up: chain, asset, the EIP-712 domain, types and primary type of
+ * the authorization, payee, limits.
+ */
 export async function topupTerms(deps: PaymentsDeps, accountId: string) {
   const terms: PaymentTerms = await paymentTerms(deps);
   const settings = await readBillingSettings(deps.db, deps.config);
@@ -294,6 +298,9 @@ export async function topupTerms(deps: PaymentsDeps, accountId: string) {
       chainId: terms.chainId,
       verifyingContract: terms.asset,
     },
+    // The typed data to sign, in the shape viem's signTypedData and ethers' signTypedData take.
+    eip712_types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+    primary_type: 'TransferWithAuthorization' as const,
     min_value: MIN_TOPUP_MICRO.toString(),
     min_validity_seconds: terms.minValiditySeconds,
     account_cap_usd: formatUsd(cap),
