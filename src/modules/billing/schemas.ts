@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../payments/index.ts';
 
 /** The prepaid balance (spec section 2): USD with exactly six decimals. */
 export const BalanceResponse = Type.Object(
@@ -61,18 +62,7 @@ export const TopupTermsResponse = Type.Object(
           'from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce). ' +
           'EIP712Domain is left out (ethers refuses it); a raw eth_signTypedData_v4 call adds it from the ' +
           'domain fields name, version, chainId, verifyingContract.',
-        examples: [
-          {
-            TransferWithAuthorization: [
-              { name: 'from', type: 'address' },
-              { name: 'to', type: 'address' },
-              { name: 'value', type: 'uint256' },
-              { name: 'validAfter', type: 'uint256' },
-              { name: 'validBefore', type: 'uint256' },
-              { name: 'nonce', type: 'bytes32' },
-            ],
-          },
-        ],
+        examples: [TRANSFER_WITH_AUTHORIZATION_TYPES],
       },
     ),
     primary_type: Type.Literal('TransferWithAuthorization', {
