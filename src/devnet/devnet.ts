@@ -16,7 +16,11 @@ import {
   createWalletClient,
   getContractAddress,
   http,
+  encodeFunctionData,
+  parseAbi,
   parseEther,
+  parseUnits,
+  zeroAddress,
   type Abi,
   type Address,
   type Hex,
@@ -25,6 +29,9 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { artifact, loadArtifacts, type Artifacts } from '../../devnet/compile.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import { isAlive } from '../core/process.ts';
+import { seedDevnetMarkets, type DevnetPool } from './markets.ts';
+
+export type { DevnetPool } from './markets.ts';
 
 /** anvil's default account #0 (from the public "test … junk" mnemonic): the devnet deployer. */
 export const DEVNET_DEPLOYER_PRIVATE_KEY: Hex =
@@ -41,6 +48,8 @@ const ENTRY_POINT_V07_SALT: Hex = '0x90d8084deab30c2a37c45e8d47f49f2f7965183cb69
 /** EIP-712 token name of USDC per chain (the real tokens differ: Base Sepolia says "USDC"). */
 const USDC_EIP712_NAME: Record<number, string> = { 84532: 'USDC', 8453: 'USD Coin', 137: 'USD Coin' };
 export const POLYGON_CHAIN_ID = 137;
+export const BASE_CHAIN_ID = 8453;
+export const BASE_SEPOLIA_CHAIN_ID = 84532;
 
 export interface DevnetToken {
   symbol: string;
@@ -61,6 +70,27 @@ export interface DevnetContracts {
   pusd?: Address;
   /** ERC-4337 EntryPoint v0.7 at its canonical address (unless disabled or not installed). */
   entryPoint?: Address;
+  /** Base (8453) only: Circle's euro stablecoin look-alike (6 decimals, EIP-3009). */
+  eurc?: Address;
+  /** Price feeds with Chainlink's interface (DevPriceFeed): Base and Base Sepolia. */
+  feedEthUsd?: Address;
+  feedUsdcUsd?: Address;
+  /** Base (8453) only. */
+  feedEurcUsd?: Address;
+  /** Base (8453) only, the `devnet-amm` venue: Uniswap v2 from its npm build artifacts. */
+  uniswapV2Factory?: Address;
+  uniswapV2Router02?: Address;
+  /** Base (8453) only, the `uniswap-v3` venue: Uniswap v3 core and periphery from their npm build artifacts. */
+  uniswapV3Factory?: Address;
+  uniswapV3QuoterV2?: Address;
+  /** v3-periphery's SwapRouter (v1), which the SwapRouter02-format router below calls. */
+  uniswapV3SwapRouter?: Address;
+  uniswapV3PositionManager?: Address;
+  /** DevSwapRouter02: SwapRouter02's call formats in front of the SwapRouter (what the adapter calls). */
+  uniswapV3SwapRouter02?: Address;
+  /** Base (8453) only, the `aerodrome` venue: a v2 factory for its pools and DevAerodromeRouter. */
+  aerodromePoolFactory?: Address;
+  aerodromeRouter?: Address;
 }
 
 export interface DevnetChain {
@@ -70,6 +100,10 @@ export interface DevnetChain {
   deployer: Address;
   contracts: DevnetContracts;
   tokens: DevnetToken[];
+  /** Price feeds by pair (`ETH/USD`): 8 decimals, Chainlink's AggregatorV3Interface. */
+  priceFeeds: Record<string, Address>;
+  /** The liquidity pools seeded at start (Base only), by venue. */
+  pools: DevnetPool[];
 }
 
 /** What a devnet is, as plain data (structured-cloneable: safe for vitest's provide/inject). */
@@ -109,6 +143,11 @@ export interface StartDevnetOptions {
    * every start is a fresh chain.
    */
   stateDir?: string;
+  /**
+   * For tests of upgrades: deploy only the first `planLength` steps of each chain's plan, as an
+   * earlier version of the devnet did (a later start with the full plan deploys the rest).
+   */
+  planLength?: number;
 }
 
 /** A devnet port another program holds; the message names the port and the setting to change. */
@@ -379,17 +418,70 @@ async function spawnAnvil(
 
 // ------------------------------------------------------------------------------ deployment
 
-interface Deployment {
-  key: Exclude<keyof DevnetContracts, 'entryPoint'>;
-  contract: string;
-  args: readonly unknown[];
-  token?: Omit<DevnetToken, 'address'>;
+type DeployedKey = Exclude<keyof DevnetContracts, 'entryPoint'>;
+
+/** A call the deployer makes between deployments (it takes a nonce of its own). */
+interface DeployerCall {
+  call: string;
+  to: (deployed: Partial<Record<DeployedKey, Address>>) => Address;
+  data: Hex;
+  /** Whether the call's effect is in place (checked on a chain loaded from its saved state). */
+  done: (
+    client: ReturnType<typeof createPublicClient>,
+    deployed: Partial<Record<DeployedKey, Address>>,
+  ) => Promise<boolean>;
 }
 
+type PlanStep = Deployment | DeployerCall;
+
+interface Deployment {
+  call?: undefined;
+  key: DeployedKey;
+  /** A contract compiled from devnet/*.sol, or the npm build artifact named by `npmArtifact`. */
+  contract: string;
+  /** Module path of a JSON build artifact (`abi` and `bytecode`) in an npm package. */
+  npmArtifact?: string;
+  /** Constructor arguments; a function gets the addresses of the deployments before it. */
+  args: readonly unknown[] | ((deployed: Partial<Record<DeployedKey, Address>>) => readonly unknown[]);
+  token?: Omit<DevnetToken, 'address'>;
+  /** A price feed: the pair it prices (`ETH/USD`). */
+  feed?: string;
+}
+
+/** Feed decimals and the answers the devnet starts with (USD per unit, 8 decimals as on Base). */
+export const DEVNET_FEED_DECIMALS = 8;
+export const DEVNET_START_PRICES_USD: Record<string, string> = {
+  'ETH/USD': '3000',
+  'USDC/USD': '1',
+  'EURC/USD': '1.08',
+};
+
+function feedDeployment(key: DeployedKey, pair: string): Deployment {
+  const usd = DEVNET_START_PRICES_USD[pair];
+  if (!usd) throw new Error(`No start price for ${pair}`);
+  return {
+    key,
+    contract: 'DevPriceFeed',
+    args: [DEVNET_FEED_DECIMALS, pair, parseUnits(usd, DEVNET_FEED_DECIMALS)],
+    feed: pair,
+  };
+}
+
+const v3FactoryAbi = parseAbi([
+  'function enableFeeAmount(uint24 fee, int24 tickSpacing)',
+  'function feeAmountTickSpacing(uint24 fee) view returns (int24)',
+]);
+
+const need = (deployed: Partial<Record<DeployedKey, Address>>, key: DeployedKey): Address => {
+  const address = deployed[key];
+  if (!address) throw new Error(`devnet deployment order: ${key} is needed before it is deployed`);
+  return address;
+};
+
 /** What goes on a chain, in deploy order (the order fixes the addresses: keep it append-only). */
-export function deploymentPlan(chainId: number): Deployment[] {
+export function deploymentPlan(chainId: number): PlanStep[] {
   const usdcName = USDC_EIP712_NAME[chainId] ?? 'USD Coin';
-  const plan: Deployment[] = [
+  const plan: PlanStep[] = [
     {
       key: 'usdc',
       contract: 'TestUSDC',
@@ -404,6 +496,92 @@ export function deploymentPlan(chainId: number): Deployment[] {
     },
     { key: 'accountFactory', contract: 'DevAccountFactory', args: [] },
   ];
+  // Append-only from here on: every entry takes the deployer's next nonce, so an address, once
+  // deployed, stays where it is on every later run and on a chain loaded from its saved state.
+  if (chainId === BASE_CHAIN_ID) {
+    plan.push(
+      {
+        key: 'eurc',
+        contract: 'TestUSDC',
+        args: ['EURC', 'EURC'],
+        token: { symbol: 'EURC', name: 'EURC', decimals: 6, eip3009: { name: 'EURC', version: '2' } },
+      },
+      feedDeployment('feedEthUsd', 'ETH/USD'),
+      feedDeployment('feedUsdcUsd', 'USDC/USD'),
+      feedDeployment('feedEurcUsd', 'EURC/USD'),
+      {
+        key: 'uniswapV2Factory',
+        contract: 'UniswapV2Factory',
+        npmArtifact: '@uniswap/v2-core/build/UniswapV2Factory.json',
+        args: [DEVNET_DEPLOYER],
+      },
+      {
+        key: 'uniswapV2Router02',
+        contract: 'UniswapV2Router02',
+        npmArtifact: '@uniswap/v2-periphery/build/UniswapV2Router02.json',
+        args: (d) => [need(d, 'uniswapV2Factory'), need(d, 'weth')],
+      },
+      {
+        key: 'uniswapV3Factory',
+        contract: 'UniswapV3Factory',
+        npmArtifact: '@uniswap/v3-core/artifacts/contracts/UniswapV3Factory.sol/UniswapV3Factory.json',
+        args: [],
+      },
+      {
+        // Base has the 0.01% tier (enabled by governance after launch); the factory's constructor
+        // enables only 0.05%, 0.30% and 1%.
+        call: 'enable the 0.01% fee tier',
+        to: (d) => need(d, 'uniswapV3Factory'),
+        data: encodeFunctionData({ abi: v3FactoryAbi, functionName: 'enableFeeAmount', args: [100, 1] }),
+        done: async (client, d) =>
+          (await client.readContract({
+            address: need(d, 'uniswapV3Factory'),
+            abi: v3FactoryAbi,
+            functionName: 'feeAmountTickSpacing',
+            args: [100],
+          })) === 1,
+      },
+      {
+        key: 'uniswapV3QuoterV2',
+        contract: 'QuoterV2',
+        npmArtifact: '@uniswap/v3-periphery/artifacts/contracts/lens/QuoterV2.sol/QuoterV2.json',
+        args: (d) => [need(d, 'uniswapV3Factory'), need(d, 'weth')],
+      },
+      {
+        key: 'uniswapV3SwapRouter',
+        contract: 'SwapRouter',
+        npmArtifact: '@uniswap/v3-periphery/artifacts/contracts/SwapRouter.sol/SwapRouter.json',
+        args: (d) => [need(d, 'uniswapV3Factory'), need(d, 'weth')],
+      },
+      {
+        key: 'uniswapV3PositionManager',
+        contract: 'NonfungiblePositionManager',
+        npmArtifact:
+          '@uniswap/v3-periphery/artifacts/contracts/NonfungiblePositionManager.sol/NonfungiblePositionManager.json',
+        // The token descriptor only renders tokenURI; the devnet has none.
+        args: (d) => [need(d, 'uniswapV3Factory'), need(d, 'weth'), zeroAddress],
+      },
+      {
+        key: 'uniswapV3SwapRouter02',
+        contract: 'DevSwapRouter02',
+        args: (d) => [need(d, 'uniswapV3SwapRouter')],
+      },
+      {
+        key: 'aerodromePoolFactory',
+        contract: 'UniswapV2Factory',
+        npmArtifact: '@uniswap/v2-core/build/UniswapV2Factory.json',
+        args: [DEVNET_DEPLOYER],
+      },
+      {
+        key: 'aerodromeRouter',
+        contract: 'DevAerodromeRouter',
+        args: (d) => [need(d, 'aerodromePoolFactory')],
+      },
+    );
+  }
+  if (chainId === BASE_SEPOLIA_CHAIN_ID) {
+    plan.push(feedDeployment('feedEthUsd', 'ETH/USD'), feedDeployment('feedUsdcUsd', 'USDC/USD'));
+  }
   if (chainId === POLYGON_CHAIN_ID) {
     plan.push(
       {
@@ -432,69 +610,106 @@ export function deploymentPlan(chainId: number): Deployment[] {
 export function expectedDevnetContracts(chainId: number): DevnetContracts {
   const out: Partial<DevnetContracts> = {};
   deploymentPlan(chainId).forEach((d, nonce) => {
-    out[d.key] = getContractAddress({ from: DEVNET_DEPLOYER, nonce: BigInt(nonce) });
+    if (d.call === undefined)
+      out[d.key] = getContractAddress({ from: DEVNET_DEPLOYER, nonce: BigInt(nonce) });
   });
   return out as DevnetContracts;
+}
+
+/** Creation code and ABI of a deployment: compiled here, or from an npm package's build artifact. */
+function creationCode(artifacts: Artifacts, d: Deployment): { abi: Abi; bytecode: Hex } {
+  if (!d.npmArtifact) return artifact(artifacts, d.contract);
+  const require = createRequire(import.meta.url);
+  const json = require(d.npmArtifact) as { abi: Abi; bytecode: string };
+  const hex = json.bytecode.startsWith('0x') ? json.bytecode : `0x${json.bytecode}`;
+  return { abi: json.abi, bytecode: hex as Hex };
 }
 
 async function deployChain(
   anvil: RunningAnvil,
   artifacts: Artifacts,
   loadedState: boolean,
-): Promise<Pick<DevnetChain, 'contracts' | 'tokens'>> {
+  planLength?: number,
+): Promise<Pick<DevnetChain, 'contracts' | 'tokens' | 'priceFeeds'>> {
   const chain = chainDefinition(anvil.chainId, anvil.rpcUrl);
   const transport = http(anvil.rpcUrl, { retryCount: 0 });
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 });
   const account = privateKeyToAccount(DEVNET_DEPLOYER_PRIVATE_KEY);
   const wallet = createWalletClient({ account, chain, transport });
 
-  const plan = deploymentPlan(anvil.chainId);
+  const plan = deploymentPlan(anvil.chainId).slice(0, planLength);
   const startNonce = await publicClient.getTransactionCount({ address: account.address });
-  if (startNonce !== 0 && loadedState) {
-    // A chain loaded from its state file: the contracts are there from its first run.
-    const contracts: Partial<DevnetContracts> = {};
-    const tokens: DevnetToken[] = [];
-    for (const [nonce, d] of plan.entries()) {
-      const address = getContractAddress({ from: account.address, nonce: BigInt(nonce) });
-      if (((await publicClient.getCode({ address }))?.length ?? 0) <= 2) {
-        throw new Error(
-          `Chain ${anvil.chainId}: the saved state has no ${d.contract} at ${address}; delete the devnet state to start over`,
-        );
-      }
-      contracts[d.key] = address;
-      if (d.token) tokens.push({ ...d.token, address });
-    }
-    return { contracts: contracts as DevnetContracts, tokens };
-  }
-  if (startNonce !== 0) {
+  if (startNonce !== 0 && !loadedState) {
     throw new Error(
       `Chain ${anvil.chainId}: deployer already has nonce ${startNonce}; devnet needs a fresh anvil`,
     );
   }
+  if (startNonce > plan.length) {
+    throw new Error(
+      `Chain ${anvil.chainId}: the saved state has ${startNonce} deployments, more than this version's ` +
+        `${plan.length}; it comes from a newer Purser. Delete the devnet state to start over.`,
+    );
+  }
 
-  const contracts: Partial<DevnetContracts> = {};
+  const contracts: Partial<Record<DeployedKey, Address>> = {};
   const tokens: DevnetToken[] = [];
+  const priceFeeds: Record<string, Address> = {};
   for (const [nonce, d] of plan.entries()) {
-    const a = artifact(artifacts, d.contract);
-    const hash = await wallet.deployContract({
-      abi: a.abi as Abi,
-      bytecode: a.bytecode,
-      args: d.args,
-      nonce,
-    });
-    const receipt = await publicClient.waitForTransactionReceipt({
-      hash,
-      pollingInterval: 20,
-      timeout: 30_000,
-    });
+    if (d.call !== undefined) {
+      if (nonce < startNonce) {
+        if (!(await d.done(publicClient, contracts))) {
+          throw new Error(
+            `Chain ${anvil.chainId}: the saved state lacks the deployer's call "${d.call}"; delete the devnet state to start over`,
+          );
+        }
+        continue;
+      }
+      const hash = await wallet.sendTransaction({
+        to: d.to(contracts),
+        data: d.data,
+        nonce,
+        gas: 1_000_000n,
+      });
+      const receipt = await publicClient.waitForTransactionReceipt({
+        hash,
+        pollingInterval: 20,
+        timeout: 30_000,
+      });
+      if (receipt.status !== 'success') throw new Error(`Chain ${anvil.chainId}: "${d.call}" failed`);
+      continue;
+    }
     const expected = getContractAddress({ from: account.address, nonce: BigInt(nonce) });
-    if (receipt.status !== 'success' || receipt.contractAddress?.toLowerCase() !== expected.toLowerCase()) {
-      throw new Error(`Chain ${anvil.chainId}: deploying ${d.contract} failed (${receipt.status})`);
+    if (nonce < startNonce) {
+      // A chain loaded from its state file: what its earlier runs deployed is there.
+      if (((await publicClient.getCode({ address: expected }))?.length ?? 0) <= 2) {
+        throw new Error(
+          `Chain ${anvil.chainId}: the saved state has no ${d.contract} at ${expected}; delete the devnet state to start over`,
+        );
+      }
+    } else {
+      // Fresh, or a saved state from before this deployment was appended to the plan.
+      const code = creationCode(artifacts, d);
+      const hash = await wallet.deployContract({
+        abi: code.abi,
+        bytecode: code.bytecode,
+        args: typeof d.args === 'function' ? d.args(contracts) : d.args,
+        nonce,
+        gas: 15_000_000n,
+      });
+      const receipt = await publicClient.waitForTransactionReceipt({
+        hash,
+        pollingInterval: 20,
+        timeout: 30_000,
+      });
+      if (receipt.status !== 'success' || receipt.contractAddress?.toLowerCase() !== expected.toLowerCase()) {
+        throw new Error(`Chain ${anvil.chainId}: deploying ${d.contract} failed (${receipt.status})`);
+      }
     }
     contracts[d.key] = expected;
     if (d.token) tokens.push({ ...d.token, address: expected });
+    if (d.feed) priceFeeds[d.feed] = expected;
   }
-  return { contracts: contracts as DevnetContracts, tokens };
+  return { contracts: contracts as DevnetContracts, tokens, priceFeeds };
 }
 
 /** Creation code of EntryPoint v0.7, or null when @account-abstraction/contracts is not installed. */
@@ -623,14 +838,16 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
     const chains: Record<number, DevnetChain> = {};
     await Promise.all(
       anvils.map(async (anvil) => {
-        const deployed = await deployChain(anvil, artifacts, loaded.has(anvil.chainId));
+        const deployed = await deployChain(anvil, artifacts, loaded.has(anvil.chainId), options.planLength);
         if (epBytecode) deployed.contracts.entryPoint = await deployEntryPoint(anvil, epBytecode);
+        const pools = await seedDevnetMarkets({ chainId: anvil.chainId, rpcUrl: anvil.rpcUrl, ...deployed });
         chains[anvil.chainId] = {
           chainId: anvil.chainId,
           rpcUrl: anvil.rpcUrl,
           port: anvil.port,
           deployer: DEVNET_DEPLOYER,
           ...deployed,
+          pools,
         };
         log(`devnet chain ${anvil.chainId} at ${anvil.rpcUrl} (usdc ${deployed.contracts.usdc})`);
       }),
