@@ -41,7 +41,7 @@ export interface DevnetPool {
   depth: [string, string];
 }
 
-interface PoolSpec {
+export interface PoolSpec {
   venue: DevnetPoolVenue;
   pair: [string, string];
   fee: number | null;
@@ -117,7 +117,7 @@ interface DevnetToken {
   decimals: number;
 }
 
-interface SeedInput {
+export interface SeedInput {
   chainId: number;
   rpcUrl: string;
   contracts: {
@@ -131,7 +131,20 @@ interface SeedInput {
 }
 
 /** Seeds the pools of DEVNET_POOLS that hold no liquidity yet; returns every pool. Base only. */
-export async function seedDevnetMarkets(input: SeedInput): Promise<DevnetPool[]> {
+export function seedDevnetMarkets(input: SeedInput): Promise<DevnetPool[]> {
+  return seedPools(input, DEVNET_POOLS, DEVNET_MARKET_MAKER_KEY);
+}
+
+/**
+ * Seeds `specs` (pairs named by the symbols of `input.tokens`) on the devnet's venues, skipping
+ * pools that already hold liquidity, from `makerKey` (funded here; give each concurrent caller
+ * its own key). Returns every pool of `specs`; nothing when the chain has no venues deployed.
+ */
+export async function seedPools(
+  input: SeedInput,
+  specs: readonly PoolSpec[],
+  makerKey: Hex,
+): Promise<DevnetPool[]> {
   const c = input.contracts;
   if (!c.uniswapV2Factory || !c.uniswapV3Factory || !c.uniswapV3PositionManager || !c.aerodromePoolFactory) {
     return [];
@@ -139,7 +152,7 @@ export async function seedDevnetMarkets(input: SeedInput): Promise<DevnetPool[]>
   const chain = chainDefinition(input.chainId, input.rpcUrl);
   const transport = http(input.rpcUrl, { retryCount: 0 });
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 });
-  const maker = privateKeyToAccount(DEVNET_MARKET_MAKER_KEY);
+  const maker = privateKeyToAccount(makerKey);
   const wallet = createWalletClient({ account: maker, chain, transport });
   const token = (symbol: string): DevnetToken => {
     const found = input.tokens.find((t) => t.symbol === symbol);
@@ -150,7 +163,7 @@ export async function seedDevnetMarkets(input: SeedInput): Promise<DevnetPool[]>
   // What is there already (a chain loaded from its state), and what must be seeded.
   const pools: DevnetPool[] = [];
   const toSeed: { spec: PoolSpec; amounts: [bigint, bigint]; tokens: [DevnetToken, DevnetToken] }[] = [];
-  for (const spec of DEVNET_POOLS) {
+  for (const spec of specs) {
     const tokens: [DevnetToken, DevnetToken] = [token(spec.pair[0]), token(spec.pair[1])];
     const amounts: [bigint, bigint] = [
       parseUnits(spec.depth[0], tokens[0].decimals),
