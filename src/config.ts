@@ -67,6 +67,8 @@ export interface Config {
    * until a price reference is wired in; deliberately high, so the check errs on the strict side.
    */
   nativeUsdReference: string;
+  /** Token-conversion venues (docs/venues.md). */
+  venues: VenuesConfig;
   /** On-chain payments to the platform: top-ups, x402 fees, auto-top-up arrows (USDC, EIP-3009). */
   payments: PaymentsConfig;
   /** Caps on prepaid money (operators can change both at run time; these are the defaults). */
@@ -82,6 +84,29 @@ export interface Config {
     concurrency: number;
   };
 }
+
+export interface VenuesConfig {
+  /** How long one venue may take to quote or build (each venue is asked in parallel). */
+  timeoutMs: number;
+  /** How long an on-chain venue's quote stays usable (a few Base blocks). */
+  onchainQuoteTtlMs: number;
+  /** Uniswap v3 per chain id: QuoterV2 and SwapRouter02 (Uniswap's Base deployments by default). */
+  uniswapV3: Record<number, { quoterV2: `0x${string}`; swapRouter02: `0x${string}` }>;
+  /** Aerodrome per chain id: its Router and default pool factory (Base by default). */
+  aerodrome: Record<number, { router: `0x${string}`; poolFactory: `0x${string}` }>;
+}
+
+/** Uniswap's and Aerodrome's deployments on Base (docs.uniswap.org, Aerodrome's Base contracts). */
+export const BASE_VENUE_DEPLOYMENTS = {
+  uniswapV3: {
+    quoterV2: '0x3d4e44Eb1374240CE5F1B871ab261CD16335B76a',
+    swapRouter02: '0x2626664c2603336E57B271c5C0b26F421741e481',
+  },
+  aerodrome: {
+    router: '0xcF77a3Ba9A5CA399B7c97c74d54e5b1Beb874E43',
+    poolFactory: '0x420DD381b31aEf6683db6B902084cB0FFECe40Da',
+  },
+} as const;
 
 export interface StatementsConfig {
   /** Directory of the filesystem store (`STATEMENTS_DIR`, default `<PURSER_DATA_DIR>/statements`). */
@@ -347,6 +372,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       modules: kernelModules,
     },
     nativeUsdReference,
+    venues: {
+      timeoutMs: int('VENUE_TIMEOUT_MS', 2_500, 50, 60_000),
+      onchainQuoteTtlMs: int('ONCHAIN_QUOTE_TTL_MS', 15_000, 1_000, 600_000),
+      uniswapV3: { 8453: { ...BASE_VENUE_DEPLOYMENTS.uniswapV3 } },
+      aerodrome: { 8453: { ...BASE_VENUE_DEPLOYMENTS.aerodrome } },
+    },
     payments: {
       chainId: paymentsChainId,
       treasury: treasury as `0x${string}` | null,

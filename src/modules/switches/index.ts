@@ -16,6 +16,7 @@ export {
   switchesChanged,
   switchesOffFor,
   unpanicAccount,
+  venuesSwitchedOff,
   type AccountSwitchState,
   type AssertExecutionOptions,
   type ExecutionTarget,

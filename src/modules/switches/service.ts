@@ -20,6 +20,7 @@ import {
   listOffSwitches,
   offSwitchesFor,
   offSwitchesOfAccount,
+  offVenueSwitches,
   upsertOffSwitch,
   walletsOfAccount,
   SWITCH_SCOPES,
@@ -166,6 +167,15 @@ export async function switchesOffFor(
 ): Promise<OffSwitch[]> {
   const off = await offSwitchesOfAccount(db, accountId, [wallet.toLowerCase()]);
   return PRECEDENCE.flatMap(([scope, source]) => off.filter((s) => s.scope === scope && s.source === source));
+}
+
+/**
+ * The venues the operator switched off (platform-wide), by venue name with the reason. Read now,
+ * never cached, so a switch removes a venue from quoting and planning at once, in every process.
+ */
+export async function venuesSwitchedOff(db: DbExecutor): Promise<Map<string, SwitchView>> {
+  const off = await offVenueSwitches(db);
+  return new Map(off.map((s) => [s.target, switchView(s)]));
 }
 
 function firstByPrecedence(off: OffSwitch[]): OffSwitch | undefined {

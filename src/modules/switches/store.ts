@@ -91,6 +91,16 @@ export async function listOffSwitches(db: DbExecutor): Promise<OffSwitch[]> {
     .execute();
 }
 
+/** The venues an operator switched off, platform-wide. */
+export async function offVenueSwitches(db: DbExecutor): Promise<OffSwitch[]> {
+  return db
+    .selectFrom('execution_switches')
+    .select(COLUMNS)
+    .where('scope', '=', 'venue')
+    .orderBy('target')
+    .execute();
+}
+
 export async function findOffSwitch(
   db: DbExecutor,
   scope: SwitchScope,

@@ -1,0 +1,64 @@
+// The one place that decides which venue adapters run, and where they point: Uniswap's and
+// Aerodrome's Base deployments from config, or, in development, the devnet's contracts on the
+// chains the devnet runs (plus its own AMM, `devnet-amm`, which production never has).
+
+import type { Config } from '../../config.ts';
+import type { DevnetInfo } from '../../devnet/devnet.ts';
+import type { ChainPort } from '../chain/port.ts';
+import {
+  createAerodromeVenue,
+  createDevnetAmmVenue,
+  type AerodromeDeployment,
+  type UniswapV2Deployment,
+} from './constant-product.ts';
+import type { VenueAdapter } from './port.ts';
+import { createUniswapV3Venue, type UniswapV3Deployment } from './uniswap-v3.ts';
+
+export * from './port.ts';
+
+export interface VenueAdapterInput {
+  config: Pick<Config, 'env' | 'venues'>;
+  chain: ChainPort;
+  /** The running devnet (development): its chains use its contracts. */
+  devnet?: DevnetInfo;
+  now?: () => Date;
+}
+
+/** Every configured venue adapter, each listing the chains it serves. */
+export function createVenueAdapters(input: VenueAdapterInput): VenueAdapter[] {
+  const { config, chain, devnet } = input;
+  if (config.env === 'production' && devnet) throw new Error('The devnet venues are refused in production.');
+  const uniswapV3: Record<number, UniswapV3Deployment> = { ...config.venues.uniswapV3 };
+  const aerodrome: Record<number, AerodromeDeployment> = { ...config.venues.aerodrome };
+  const devnetAmm: Record<number, UniswapV2Deployment> = {};
+  for (const c of Object.values(devnet?.chains ?? {})) {
+    const k = c.contracts;
+    // A devnet chain has no real deployment: what it lacks is not offered there at all.
+    delete uniswapV3[c.chainId];
+    delete aerodrome[c.chainId];
+    if (k.uniswapV3QuoterV2 && k.uniswapV3SwapRouter02) {
+      uniswapV3[c.chainId] = { quoterV2: k.uniswapV3QuoterV2, swapRouter02: k.uniswapV3SwapRouter02 };
+    }
+    if (k.aerodromeRouter && k.aerodromePoolFactory) {
+      aerodrome[c.chainId] = { router: k.aerodromeRouter, poolFactory: k.aerodromePoolFactory };
+    }
+    if (k.uniswapV2Router02) devnetAmm[c.chainId] = { router02: k.uniswapV2Router02 };
+  }
+  // Only chains the chain port can reach.
+  const reachable = <D>(deployments: Record<number, D>): Record<number, D> =>
+    Object.fromEntries(Object.entries(deployments).filter(([id]) => chain.supports(Number(id))));
+  const common = {
+    chain,
+    timeoutMs: config.venues.timeoutMs,
+    quoteTtlMs: config.venues.onchainQuoteTtlMs,
+    ...(input.now ? { now: input.now } : {}),
+  };
+  const adapters: VenueAdapter[] = [
+    createAerodromeVenue({ ...common, deployments: reachable(aerodrome) }),
+    createUniswapV3Venue({ ...common, deployments: reachable(uniswapV3) }),
+  ];
+  if (Object.keys(devnetAmm).length > 0) {
+    adapters.push(createDevnetAmmVenue({ ...common, deployments: reachable(devnetAmm) }));
+  }
+  return adapters.filter((a) => a.chains().length > 0);
+}
