@@ -135,6 +135,12 @@ export interface PricesConfig {
   refreshIntervalMs: number;
   /** Heartbeat given to the devnet's feeds (development only: no keeper posts rounds there). */
   devnetHeartbeatSeconds: number;
+  /**
+   * Chainlink L2 sequencer uptime feed per chain id (Base by default, `PRICE_SEQUENCER_FEEDS`):
+   * while the sequencer is down, and for the grace period after, no price of the chain is used.
+   */
+  sequencers: Record<number, `0x${string}`>;
+  sequencerGraceSeconds: number;
 }
 
 export interface PriceFeedConfig {
@@ -169,6 +175,11 @@ export const DEFAULT_PRICE_FEEDS: Record<number, Record<string, PriceFeedConfig>
     'AERO/USD': feed('0x4EC5970fC728C5f65ba413992CD5fF6FD70fcfF0', 86400),
     'LINK/USD': feed('0x17CAb8FE31E32f08326e5E27412894e49B0f9D65', 86400),
   },
+};
+
+/** Chainlink's L2 sequencer uptime feed on Base (execution reference, section 2.1). */
+export const DEFAULT_SEQUENCER_FEEDS: Record<number, `0x${string}`> = {
+  8453: '0xBCF85224fc0756B9Fa45aA7892530B47e10b6433',
 };
 
 export interface FeeSchedule {
@@ -412,6 +423,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       marginSeconds: int('PRICE_STALENESS_MARGIN_SECONDS', 60, 0, 3_600),
       refreshIntervalMs: int('PRICE_REFRESH_INTERVAL_MS', 30_000, 1_000, 3_600_000),
       devnetHeartbeatSeconds: int('PRICE_DEVNET_HEARTBEAT_SECONDS', 604_800, 1, 31_536_000),
+      sequencers: parseSequencerFeeds(str('PRICE_SEQUENCER_FEEDS'), problems),
+      sequencerGraceSeconds: int('PRICE_SEQUENCER_GRACE_SECONDS', 3_600, 0, 86_400),
     },
     prepaid: {
       accountCapMicro: usd('PREPAID_ACCOUNT_CAP_USD', '1000'),
@@ -559,6 +572,37 @@ function parsePriceFeeds(
         ...(e.description === undefined ? {} : { description: e.description }),
       };
     }
+  }
+  return feeds;
+}
+
+/** `PRICE_SEQUENCER_FEEDS`: `{"<chain id>": "0x…" | null}` over the defaults; null removes one. */
+function parseSequencerFeeds(raw: string | undefined, problems: string[]): Record<number, `0x${string}`> {
+  const feeds: Record<number, `0x${string}`> = { ...DEFAULT_SEQUENCER_FEEDS };
+  if (raw === undefined) return feeds;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = null;
+  }
+  const entries =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? Object.entries(parsed as Record<string, unknown>)
+      : null;
+  const valid =
+    entries?.every(
+      ([chain, address]) =>
+        SUPPORTED_CHAINS.includes(Number(chain)) &&
+        (address === null || (typeof address === 'string' && /^0x[0-9a-fA-F]{40}$/.test(address))),
+    ) ?? false;
+  if (!entries || !valid) {
+    problems.push('PRICE_SEQUENCER_FEEDS must be a JSON object of supported chain id → address or null');
+    return feeds;
+  }
+  for (const [chain, address] of entries) {
+    if (address === null) delete feeds[Number(chain)];
+    else feeds[Number(chain)] = address as `0x${string}`;
   }
   return feeds;
 }

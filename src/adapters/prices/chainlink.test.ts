@@ -112,4 +112,32 @@ describe('Chainlink price references', () => {
     expect(failureKind(await port.read(spec(feed.address)))).toBe('unreachable');
     expect(failureKind(await port.read(spec(feed.address, { chainId: 1 })))).toBe('missing_feed');
   });
+
+  it('refuses every feed of a chain while its sequencer is down and for the grace period after', async () => {
+    const feed = await feeds.deploy('ETH/USD', 3000_00000000n);
+    const sequencer = await feeds.deploy('L2 Sequencer Uptime Status Feed', 0n, 0);
+    const clock = new ManualClock(new Date(Number(await feeds.chainTime()) * 1000));
+    const now = BigInt(clock.now().getTime() / 1000);
+    const port = createChainlinkPriceReferences({
+      chain,
+      clock,
+      sequencers: { [CHAIN]: sequencer.address },
+      sequencerGraceSeconds: 3600,
+    });
+    // Deployed just now: up, but inside the grace period.
+    const recent = await port.read(spec(feed.address));
+    expect(failureKind(recent)).toBe('sequencer_down');
+    expect(!recent.ok && recent.failure.message).toContain('came back up');
+    await sequencer.setRound(0n, now - 3600n);
+    expect(failureKind(await port.read(spec(feed.address)))).toBe('ok');
+    await sequencer.setRound(1n, now - 7200n);
+    const down = await port.read(spec(feed.address));
+    expect(!down.ok && down.failure.message).toContain('sequencer is down');
+    const unreadable = createChainlinkPriceReferences({
+      chain,
+      clock,
+      sequencers: { [CHAIN]: privateKeyToAccount(generatePrivateKey()).address },
+    });
+    expect(failureKind(await unreadable.read(spec(feed.address)))).toBe('sequencer_down');
+  });
 });

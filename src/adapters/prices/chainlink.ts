@@ -13,10 +13,12 @@ import {
   HttpRequestError,
   parseAbi,
   TimeoutError,
+  type Address,
 } from 'viem';
 import type { ChainPort } from '../chain/port.ts';
 import type { Clock } from '../../core/clock.ts';
 import {
+  DEFAULT_SEQUENCER_GRACE_SECONDS,
   DEFAULT_STALENESS_MARGIN_SECONDS,
   freshnessFailure,
   normalizePair,
@@ -39,6 +41,14 @@ export interface ChainlinkPriceReferencesOptions {
   clock: Clock;
   /** Seconds allowed beyond a feed's heartbeat (default 60). */
   marginSeconds?: number;
+  /**
+   * L2 sequencer uptime feed per chain id: while it says down (answer 1), and for the grace
+   * period after it came back up (measured from its `startedAt`), every feed of the chain is
+   * refused, since rounds cannot land while the sequencer is down.
+   */
+  sequencers?: Record<number, Address>;
+  /** Default 3600 s. */
+  sequencerGraceSeconds?: number;
 }
 
 /** A feed that passed the first-use check: its code exists, it names the pair, its decimals fit. */
@@ -49,6 +59,7 @@ interface VerifiedFeed {
 export function createChainlinkPriceReferences(options: ChainlinkPriceReferencesOptions): PriceReferencePort {
   const { chain, clock } = options;
   const marginSeconds = options.marginSeconds ?? DEFAULT_STALENESS_MARGIN_SECONDS;
+  const graceSeconds = BigInt(options.sequencerGraceSeconds ?? DEFAULT_SEQUENCER_GRACE_SECONDS);
   // Keyed by chain, address, and what was expected of it: a reconfigured feed is checked again.
   const verified = new Map<string, VerifiedFeed>();
 
@@ -106,6 +117,8 @@ export function createChainlinkPriceReferences(options: ChainlinkPriceReferences
         checked = outcome;
         verified.set(key, checked);
       }
+      const sequencer = await sequencerFailure(feed);
+      if (sequencer) return sequencer;
       const [roundId, answer, , updatedAt] = await chain.publicClient(feed.chainId).readContract({
         address: feed.address,
         abi: aggregatorV3Abi,
@@ -135,6 +148,53 @@ export function createChainlinkPriceReferences(options: ChainlinkPriceReferences
     } catch (err) {
       return classify(feed, err);
     }
+  }
+
+  /** Why the chain's sequencer makes every feed unusable now, or null when it is up past the grace period. */
+  async function sequencerFailure(feed: PriceFeedSpec): Promise<PriceResult | null> {
+    const address = options.sequencers?.[feed.chainId];
+    if (!address) return null;
+    let answer: bigint;
+    let startedAt: bigint;
+    try {
+      [, answer, startedAt] = await chain.publicClient(feed.chainId).readContract({
+        address,
+        abi: aggregatorV3Abi,
+        functionName: 'latestRoundData',
+      });
+    } catch (err) {
+      if (
+        err instanceof BaseError &&
+        err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError)
+      ) {
+        return failure(
+          feed,
+          'unreachable',
+          `${feed.pair} on chain ${feed.chainId}: the chain's RPC endpoint did not answer`,
+        );
+      }
+      return failure(
+        feed,
+        'sequencer_down',
+        `chain ${feed.chainId}: the sequencer uptime feed at ${address} cannot be read, so no price is trusted`,
+      );
+    }
+    if (answer !== 0n) {
+      return failure(
+        feed,
+        'sequencer_down',
+        `chain ${feed.chainId}: the sequencer is down, so no price is trusted`,
+      );
+    }
+    const upFor = BigInt(Math.floor(clock.now().getTime() / 1000)) - startedAt;
+    if (startedAt === 0n || upFor < graceSeconds) {
+      return failure(
+        feed,
+        'sequencer_down',
+        `chain ${feed.chainId}: the sequencer came back up ${upFor} s ago; prices are trusted again after ${graceSeconds} s`,
+      );
+    }
+    return null;
   }
 
   function classify(feed: PriceFeedSpec, err: unknown): PriceResult {

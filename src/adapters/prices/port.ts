@@ -51,7 +51,9 @@ export type PriceFailureKind =
   /** `description()` does not name the configured pair, or `decimals()` differs from the configured decimals. */
   | 'description_mismatch'
   /** The chain's RPC endpoint did not answer. */
-  | 'unreachable';
+  | 'unreachable'
+  /** The L2 sequencer uptime feed says down, came back less than the grace period ago, or cannot be read. */
+  | 'sequencer_down';
 
 export interface PriceFailure {
   kind: PriceFailureKind;
@@ -71,6 +73,9 @@ export interface PriceReferencePort {
    */
   read(feed: PriceFeedSpec): Promise<PriceResult>;
 }
+
+/** After the sequencer comes back up, prices are refused this long (Chainlink's example: one hour). */
+export const DEFAULT_SEQUENCER_GRACE_SECONDS = 3600;
 
 /** Default allowance beyond the heartbeat: a heartbeat round can take ~40 s to land. */
 export const DEFAULT_STALENESS_MARGIN_SECONDS = 60;

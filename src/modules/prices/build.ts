@@ -5,7 +5,7 @@ import type { ChainPort } from '../../adapters/chain/port.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { TokenRegistry } from '../registry/index.ts';
-import { resolvePriceFeeds, type DevnetPriceFeeds } from './feeds.ts';
+import { resolvePriceFeeds, resolveSequencerFeeds, type DevnetPriceFeeds } from './feeds.ts';
 import { createPriceReferences, type PriceReferences, type PriceReferencesLog } from './service.ts';
 
 export interface BuildPriceReferencesParameters {
@@ -26,6 +26,8 @@ export function buildPriceReferences(params: BuildPriceReferencesParameters): Pr
       chain: params.chain,
       clock: params.clock,
       marginSeconds: config.prices.marginSeconds,
+      sequencers: resolveSequencerFeeds(config, params.devnet),
+      sequencerGraceSeconds: config.prices.sequencerGraceSeconds,
     }),
     feeds: resolvePriceFeeds(config, params.devnet),
     registry: params.registry,

@@ -48,9 +48,23 @@ export function feedsFromConfig(prices: Config['prices']): PriceFeedSpec[] {
 export function resolvePriceFeeds(config: Config, devnet?: DevnetPriceFeeds): PriceFeedSpec[] {
   const configured = feedsFromConfig(config.prices);
   if (!devnet) return configured;
-  const onDevnet = (chainId: number) => chainId in devnet.chains && config.rpcUrls[chainId] === undefined;
+  const onDevnet = servedByDevnet(config, devnet);
   return [
     ...configured.filter((f) => !onDevnet(f.chainId)),
     ...feedsFromDevnet(devnet, config.prices.devnetHeartbeatSeconds).filter((f) => onDevnet(f.chainId)),
   ];
+}
+
+/** The sequencer uptime feeds to check: the configured ones, except on chains the devnet serves (it has none). */
+export function resolveSequencerFeeds(config: Config, devnet?: DevnetPriceFeeds): Record<number, Address> {
+  const onDevnet = devnet ? servedByDevnet(config, devnet) : () => false;
+  return Object.fromEntries(
+    Object.entries(config.prices.sequencers)
+      .filter(([chain]) => !onDevnet(Number(chain)))
+      .map(([chain, address]) => [chain, getAddress(address)]),
+  );
+}
+
+function servedByDevnet(config: Config, devnet: DevnetPriceFeeds): (chainId: number) => boolean {
+  return (chainId) => chainId in devnet.chains && config.rpcUrls[chainId] === undefined;
 }

@@ -13,5 +13,11 @@ export {
   type RefreshSummary,
   type UsdValuation,
 } from './service.ts';
-export { feedsFromConfig, feedsFromDevnet, resolvePriceFeeds, type DevnetPriceFeeds } from './feeds.ts';
+export {
+  feedsFromConfig,
+  feedsFromDevnet,
+  resolvePriceFeeds,
+  resolveSequencerFeeds,
+  type DevnetPriceFeeds,
+} from './feeds.ts';
 export { buildPriceReferences, type BuildPriceReferencesParameters } from './build.ts';

@@ -10,7 +10,13 @@ import { testConfig } from '../../config.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { devnetTokenAddresses, devnetToken } from '../../devnet/devnet.ts';
 import { buildTokenRegistry } from '../registry/index.ts';
-import { applyCrossPrice, createPriceReferences, feedsFromDevnet, resolvePriceFeeds } from './index.ts';
+import {
+  applyCrossPrice,
+  createPriceReferences,
+  feedsFromDevnet,
+  resolvePriceFeeds,
+  resolveSequencerFeeds,
+} from './index.ts';
 
 const devnet = inject('devnet');
 const CHAIN = 8453;
@@ -231,5 +237,10 @@ describe('price references', () => {
       '0x71041dddad3595F9CEd3DcCFBe3D1F4b0a16Bb70',
     );
     expect(resolvePriceFeeds(config).length).toBe(10);
+    // The devnet has no sequencer uptime feed: Base's is checked only where Base is real.
+    expect(resolveSequencerFeeds(config, fake)).toEqual({});
+    expect(resolveSequencerFeeds({ ...config, rpcUrls: { 8453: 'http://base.example' } }, fake)).toEqual({
+      8453: '0xBCF85224fc0756B9Fa45aA7892530B47e10b6433',
+    });
   });
 });
