@@ -66,3 +66,52 @@ describe('TRUST_PROXY', () => {
     expect(() => loadConfig({ TRUST_PROXY: 'everyone' })).toThrow(/TRUST_PROXY/);
   });
 });
+
+describe('PRICE_FEEDS', () => {
+  it('defaults to Chainlink on Base and lets the operator add, replace and remove feeds', () => {
+    const defaults = loadConfig({}).prices;
+    expect(defaults.feeds[8453]?.['ETH/USD']).toEqual({
+      address: '0x71041dddad3595F9CEd3DcCFBe3D1F4b0a16Bb70',
+      heartbeatSeconds: 1200,
+      decimals: 8,
+    });
+    expect(defaults.feeds[8453]?.['EURC/USD']?.heartbeatSeconds).toBe(86400);
+    expect(defaults.marginSeconds).toBe(60);
+
+    const changed = loadConfig({
+      PRICE_FEEDS: JSON.stringify({
+        8453: {
+          'ETH/USD': { address: '0x00000000000000000000000000000000000000e1', heartbeat_seconds: 600 },
+          'LINK/USD': null,
+        },
+        137: {
+          'POL/USD': {
+            address: '0x00000000000000000000000000000000000000e2',
+            heartbeat_seconds: 60,
+            decimals: 8,
+          },
+        },
+      }),
+    }).prices.feeds;
+    expect(changed[8453]?.['ETH/USD']).toEqual({
+      address: '0x00000000000000000000000000000000000000e1',
+      heartbeatSeconds: 600,
+    });
+    expect(changed[8453]?.['LINK/USD']).toBeUndefined();
+    expect(changed[8453]?.['USDC/USD']).toBeDefined();
+    expect(changed[137]?.['POL/USD']?.heartbeatSeconds).toBe(60);
+  });
+
+  it('refuses malformed feeds, naming the problem', () => {
+    expect(() => loadConfig({ PRICE_FEEDS: '{"1": {}}' })).toThrow(/PRICE_FEEDS[\s\S]*supported chain/);
+    expect(() =>
+      loadConfig({ PRICE_FEEDS: '{"8453": {"ETH/USD": {"address": "0x1", "heartbeat_seconds": 60}}}' }),
+    ).toThrow(/ETH\/USD.address/);
+    expect(() =>
+      loadConfig({
+        PRICE_FEEDS: '{"8453": {"ETH/USD": {"address": "0x00000000000000000000000000000000000000e1"}}}',
+      }),
+    ).toThrow(/heartbeat_seconds/);
+    expect(() => loadConfig({ PRICE_FEEDS: 'nope' })).toThrow(/PRICE_FEEDS/);
+  });
+});

@@ -71,6 +71,8 @@ export interface Config {
   venues: VenuesConfig;
   /** On-chain payments to the platform: top-ups, x402 fees, auto-top-up arrows (USDC, EIP-3009). */
   payments: PaymentsConfig;
+  /** Independent USD price references (docs/prices.md). */
+  prices: PricesConfig;
   /** Caps on prepaid money (operators can change both at run time; these are the defaults). */
   prepaid: { accountCapMicro: bigint; floatCapMicro: bigint };
   /** The fee schedule (docs/fees.md) and whether metering is enforced. */
@@ -144,6 +146,66 @@ export interface PaymentsConfig {
    */
   crashAfterBroadcast: boolean;
 }
+
+export interface PricesConfig {
+  /**
+   * Chainlink feeds per chain id and pair (`ETH/USD`): the Base defaults of DEFAULT_PRICE_FEEDS,
+   * changed by `PRICE_FEEDS`. In development the devnet's own feeds replace those of the chains
+   * the devnet serves.
+   */
+  feeds: Record<number, Record<string, PriceFeedConfig>>;
+  /** Seconds allowed beyond a feed's heartbeat before a reading is stale. */
+  marginSeconds: number;
+  /** How often the cache reads every feed (off the request path). */
+  refreshIntervalMs: number;
+  /** Heartbeat given to the devnet's feeds (development only: no keeper posts rounds there). */
+  devnetHeartbeatSeconds: number;
+  /**
+   * Chainlink L2 sequencer uptime feed per chain id (Base by default, `PRICE_SEQUENCER_FEEDS`):
+   * while the sequencer is down, and for the grace period after, no price of the chain is used.
+   */
+  sequencers: Record<number, `0x${string}`>;
+  sequencerGraceSeconds: number;
+}
+
+export interface PriceFeedConfig {
+  address: `0x${string}`;
+  heartbeatSeconds: number;
+  /** Expected `decimals()` of the feed; absent: whatever it reports. */
+  decimals?: number;
+  /** Expected `description()` when it is not the pair's own spelling. */
+  description?: string;
+}
+
+const feed = (address: `0x${string}`, heartbeatSeconds: number): PriceFeedConfig => ({
+  address,
+  heartbeatSeconds,
+  decimals: 8,
+});
+
+/**
+ * Chainlink USD feeds on Base (proxy addresses, 8 decimals; heartbeats from Chainlink's feed list
+ * as mirrored in the execution reference, section 2.1).
+ */
+export const DEFAULT_PRICE_FEEDS: Record<number, Record<string, PriceFeedConfig>> = {
+  8453: {
+    'ETH/USD': feed('0x71041dddad3595F9CEd3DcCFBe3D1F4b0a16Bb70', 1200),
+    'BTC/USD': feed('0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F', 1200),
+    'cbBTC/USD': feed('0x07DA0E54543a844a80ABE69c8A12F22B3aA59f9D', 1200),
+    'cbETH/USD': feed('0xd7818272B9e248357d13057AAb0B417aF31E817d', 1200),
+    'USDC/USD': feed('0x7e860098F58bBFC8648a4311b374B1D669a2bc6B', 86400),
+    'USDT/USD': feed('0xf19d560eB8d2ADf07BD6D13ed03e1D11215721F9', 86400),
+    'DAI/USD': feed('0x591e79239a7d679378eC8c847e5038150364C78F', 86400),
+    'EURC/USD': feed('0xDAe398520e2B67cd3f27aeF9Cf14D93D927f8250', 86400),
+    'AERO/USD': feed('0x4EC5970fC728C5f65ba413992CD5fF6FD70fcfF0', 86400),
+    'LINK/USD': feed('0x17CAb8FE31E32f08326e5E27412894e49B0f9D65', 86400),
+  },
+};
+
+/** Chainlink's L2 sequencer uptime feed on Base (execution reference, section 2.1). */
+export const DEFAULT_SEQUENCER_FEEDS: Record<number, `0x${string}`> = {
+  8453: '0xBCF85224fc0756B9Fa45aA7892530B47e10b6433',
+};
 
 export interface FeeSchedule {
   /** Whether fees are debited (operators can switch it at run time; this is the default). */
@@ -387,6 +449,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       minValiditySeconds: int('PAYMENTS_MIN_VALIDITY_SECONDS', 30, 1, 3_600),
       crashAfterBroadcast: !production && bool('PURSER_FAULT_CRASH_AFTER_BROADCAST', false),
     },
+    prices: {
+      feeds: parsePriceFeeds(str('PRICE_FEEDS'), problems),
+      marginSeconds: int('PRICE_STALENESS_MARGIN_SECONDS', 60, 0, 3_600),
+      refreshIntervalMs: int('PRICE_REFRESH_INTERVAL_MS', 30_000, 1_000, 3_600_000),
+      devnetHeartbeatSeconds: int('PRICE_DEVNET_HEARTBEAT_SECONDS', 604_800, 1, 31_536_000),
+      sequencers: parseSequencerFeeds(str('PRICE_SEQUENCER_FEEDS'), problems),
+      sequencerGraceSeconds: int('PRICE_SEQUENCER_GRACE_SECONDS', 3_600, 0, 86_400),
+    },
     prepaid: {
       accountCapMicro: usd('PREPAID_ACCOUNT_CAP_USD', '1000'),
       floatCapMicro: usd('PREPAID_FLOAT_CAP_USD', '1000000'),
@@ -457,6 +527,115 @@ function parseStatementsS3(
     accessKeyId: str('STATEMENTS_S3_ACCESS_KEY_ID') ?? '',
     secretAccessKey: str('STATEMENTS_S3_SECRET_ACCESS_KEY') ?? '',
   };
+}
+
+/**
+ * `PRICE_FEEDS`: `{"<chain id>": {"<pair>": {"address": "0x…", "heartbeat_seconds": 1200,
+ * "decimals": 8, "description": "…"} | null}}` over the defaults; null removes a default feed.
+ */
+function parsePriceFeeds(
+  raw: string | undefined,
+  problems: string[],
+): Record<number, Record<string, PriceFeedConfig>> {
+  const feeds: Record<number, Record<string, PriceFeedConfig>> = {};
+  for (const [chain, byPair] of Object.entries(DEFAULT_PRICE_FEEDS)) feeds[Number(chain)] = { ...byPair };
+  if (raw === undefined) return feeds;
+  const fail = (why: string) => {
+    problems.push(
+      `PRICE_FEEDS must be a JSON object of chain id → {pair: {"address", "heartbeat_seconds", "decimals"?, "description"?} or null}: ${why}`,
+    );
+    return feeds;
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return fail('not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return fail('not an object');
+  for (const [chain, byPair] of Object.entries(parsed as Record<string, unknown>)) {
+    const chainId = Number(chain);
+    if (!SUPPORTED_CHAINS.includes(chainId)) return fail(`${chain} is not a supported chain id`);
+    if (typeof byPair !== 'object' || byPair === null || Array.isArray(byPair)) {
+      return fail(`chain ${chain} must map pairs to feeds`);
+    }
+    const target = (feeds[chainId] ??= {});
+    for (const [pair, entry] of Object.entries(byPair as Record<string, unknown>)) {
+      if (!/^[A-Za-z0-9.]{1,16}\/[A-Za-z0-9.]{1,16}$/.test(pair))
+        return fail(`${pair} is not a pair such as ETH/USD`);
+      if (entry === null) {
+        delete target[pair];
+        continue;
+      }
+      if (typeof entry !== 'object' || Array.isArray(entry))
+        return fail(`${chain} ${pair} must be an object or null`);
+      const e = entry as Record<string, unknown>;
+      const unknown = Object.keys(e).filter(
+        (k) => !['address', 'heartbeat_seconds', 'decimals', 'description'].includes(k),
+      );
+      if (unknown.length > 0) return fail(`${chain} ${pair} has unknown fields ${unknown.join(', ')}`);
+      if (typeof e.address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(e.address)) {
+        return fail(`${chain} ${pair}.address must be an address`);
+      }
+      const heartbeat = e.heartbeat_seconds;
+      if (
+        typeof heartbeat !== 'number' ||
+        !Number.isInteger(heartbeat) ||
+        heartbeat < 1 ||
+        heartbeat > 31_536_000
+      ) {
+        return fail(`${chain} ${pair}.heartbeat_seconds must be an integer from 1 to 31536000`);
+      }
+      const decimals = e.decimals;
+      if (
+        decimals !== undefined &&
+        (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 36)
+      ) {
+        return fail(`${chain} ${pair}.decimals must be an integer from 0 to 36`);
+      }
+      if (e.description !== undefined && (typeof e.description !== 'string' || e.description.length > 64)) {
+        return fail(`${chain} ${pair}.description must be a string`);
+      }
+      target[pair] = {
+        address: e.address as `0x${string}`,
+        heartbeatSeconds: heartbeat,
+        ...(decimals === undefined ? {} : { decimals }),
+        ...(e.description === undefined ? {} : { description: e.description }),
+      };
+    }
+  }
+  return feeds;
+}
+
+/** `PRICE_SEQUENCER_FEEDS`: `{"<chain id>": "0x…" | null}` over the defaults; null removes one. */
+function parseSequencerFeeds(raw: string | undefined, problems: string[]): Record<number, `0x${string}`> {
+  const feeds: Record<number, `0x${string}`> = { ...DEFAULT_SEQUENCER_FEEDS };
+  if (raw === undefined) return feeds;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = null;
+  }
+  const entries =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? Object.entries(parsed as Record<string, unknown>)
+      : null;
+  const valid =
+    entries?.every(
+      ([chain, address]) =>
+        SUPPORTED_CHAINS.includes(Number(chain)) &&
+        (address === null || (typeof address === 'string' && /^0x[0-9a-fA-F]{40}$/.test(address))),
+    ) ?? false;
+  if (!entries || !valid) {
+    problems.push('PRICE_SEQUENCER_FEEDS must be a JSON object of supported chain id → address or null');
+    return feeds;
+  }
+  for (const [chain, address] of entries) {
+    if (address === null) delete feeds[Number(chain)];
+    else feeds[Number(chain)] = address as `0x${string}`;
+  }
+  return feeds;
 }
 
 /** `{"<chain id>": {"<symbol>": "0x<address>"}}`, development only (see Config.devnet.tokenAddresses). */

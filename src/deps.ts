@@ -9,6 +9,7 @@ import type { Clock } from './core/clock.ts';
 import type { Db } from './core/db/database.ts';
 import type { Authenticator } from './core/http/route-table.ts';
 import type { DevnetInfo } from './devnet/devnet.ts';
+import type { PriceReferences } from './modules/prices/index.ts';
 import type { TokenRegistry } from './modules/registry/index.ts';
 import type { ScreeningProvider } from './modules/screening/index.ts';
 
@@ -30,6 +31,11 @@ export interface AppDeps {
   tokenRegistry?: TokenRegistry;
   /** EVM chains, one JSON-RPC endpoint per chain id (the devnet's anvils in development). */
   chain?: ChainPort;
+  /**
+   * USD price references cached off the request path (docs/prices.md). The runtime starts their
+   * refresh timer; absent: no price reference is configured.
+   */
+  prices?: PriceReferences;
   /** The running devnet, in development only; the faucet uses it. */
   devnet?: DevnetInfo;
   /** Screening providers consulted beside the stored OFAC SDN list (none by default). */

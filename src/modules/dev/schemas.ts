@@ -30,3 +30,45 @@ export const FaucetResponse = Type.Object({
     tokens: Type.Record(Type.String(), Type.String()),
   }),
 });
+
+export const PriceFeedMoveRequest = Type.Object(
+  {
+    chain_id: Type.Integer({ description: 'A devnet chain id' }),
+    pair: Type.String({
+      pattern: '^[A-Za-z0-9.]{1,16} ?/ ?[A-Za-z0-9.]{1,16}$',
+      description: 'Feed pair, e.g. ETH/USD',
+    }),
+    answer: Type.String({
+      pattern: '^-?(0|[1-9][0-9]{0,30})(\\.[0-9]{1,18})?$',
+      description:
+        'The new price in USD as a decimal string; zero or negative makes the feed unusable on purpose',
+    }),
+    updated_at: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000_000_000,
+        description: 'Unix seconds to stamp the round with (an old stamp makes the feed stale); default: now',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const PriceFeedMoveResponse = Type.Object({
+  chain_id: Type.Integer(),
+  pair: Type.String(),
+  address: Address,
+  decimals: Type.Integer(),
+  answer: Type.String({ description: 'The posted answer in USD' }),
+  answer_raw: Type.String({ description: 'The answer as the feed holds it (USD × 10^decimals)' }),
+  round_id: Type.String(),
+  updated_at: Type.Integer(),
+  tx_hash: Type.String(),
+  reference: Type.Union([
+    Type.Object({
+      usable: Type.Boolean({ description: 'Whether the service now values through this feed' }),
+      refusal: Type.Optional(Type.Object({ kind: Type.String(), message: Type.String() })),
+    }),
+    Type.Null(),
+  ]),
+});
