@@ -3,6 +3,7 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import type { ChainPort } from './adapters/chain/port.ts';
+import type { VenueAdapter } from './adapters/venues/index.ts';
 import type { ObjectStore } from './adapters/object-store/port.ts';
 import type { Config } from './config.ts';
 import type { Clock } from './core/clock.ts';
@@ -36,6 +37,8 @@ export interface AppDeps {
    * refresh timer; absent: no price reference is configured.
    */
   prices?: PriceReferences;
+  /** The conversion venues (docs/venues.md); absent: none, so nothing can be quoted. */
+  venues?: VenueAdapter[];
   /** The running devnet, in development only; the faucet uses it. */
   devnet?: DevnetInfo;
   /** Screening providers consulted beside the stored OFAC SDN list (none by default). */

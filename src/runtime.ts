@@ -2,6 +2,7 @@
 
 import type { Logger } from 'pino';
 import { createViemChainPort } from './adapters/chain/viem.ts';
+import { createVenueAdapters, settlingVenues } from './adapters/venues/index.ts';
 import { createObjectStore } from './adapters/object-store/index.ts';
 import { buildApp, type App } from './app.ts';
 import type { Config } from './config.ts';
@@ -21,6 +22,7 @@ import { checkDevnetState, devnetStateDir, markDevnetRunning, markDevnetStopped 
 import { prepareDevOperatorToken, publishDevOperatorAccess } from './cli/dev-operator.ts';
 import { createAuthenticator } from './modules/auth/authenticator.ts';
 import { startCredentialCache } from './modules/auth/credential-cache.ts';
+import { buildPriceReferences } from './modules/prices/index.ts';
 import { buildTokenRegistry } from './modules/registry/index.ts';
 import { jobHandlers, jobSchedules } from './jobs.ts';
 import { createWebhookDispatcher } from './modules/webhooks/index.ts';
@@ -93,6 +95,28 @@ export async function startService(
     stops.push(credentials.stop);
 
     if (options.api) prepareDevOperatorToken(config, handle.kind);
+    const chain = createViemChainPort({
+      rpcUrls,
+      // The relayer signs the settlement transactions of payments (EIP-3009) and pays their gas.
+      ...(config.payments.relayerPrivateKey ? { executorPrivateKey: config.payments.relayerPrivateKey } : {}),
+    });
+    const venues = createVenueAdapters({ config, chain, ...(devnet ? { devnet } : {}) });
+    const tokenRegistry = buildTokenRegistry(
+      config.env,
+      devnet ? devnetTokenAddresses(devnet) : (config.devnet.tokenAddresses ?? undefined),
+      settlingVenues(venues),
+    );
+    const prices = buildPriceReferences({
+      config,
+      chain,
+      clock,
+      registry: tokenRegistry,
+      log,
+      ...(devnet ? { devnet } : {}),
+    });
+    // The first requests find readings; then they are refreshed off the request path.
+    await prices.refresh();
+    stops.push(prices.start());
     const deps: AppDeps = {
       config,
       db: handle.db,
@@ -101,17 +125,10 @@ export async function startService(
       log,
       authenticator: createAuthenticator({ db: handle.db, clock, config, log, cache: credentials.cache }),
       credentialCache: credentials.cache,
-      chain: createViemChainPort({
-        rpcUrls,
-        // The relayer signs the settlement transactions of payments (EIP-3009) and pays their gas.
-        ...(config.payments.relayerPrivateKey
-          ? { executorPrivateKey: config.payments.relayerPrivateKey }
-          : {}),
-      }),
-      tokenRegistry: buildTokenRegistry(
-        config.env,
-        devnet ? devnetTokenAddresses(devnet) : (config.devnet.tokenAddresses ?? undefined),
-      ),
+      chain,
+      tokenRegistry,
+      prices,
+      venues,
       // Signing time for a bucket is real time (S3 refuses skewed signatures), not the service clock.
       objectStore: createObjectStore(config.statements),
       ...(devnet ? { devnet } : {}),

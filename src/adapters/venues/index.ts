@@ -11,7 +11,7 @@ import {
   type AerodromeDeployment,
   type UniswapV2Deployment,
 } from './constant-product.ts';
-import type { VenueAdapter } from './port.ts';
+import type { ConversionVenue, VenueAdapter } from './port.ts';
 import { createUniswapV3Venue, type UniswapV3Deployment } from './uniswap-v3.ts';
 
 export * from './port.ts';
@@ -61,4 +61,11 @@ export function createVenueAdapters(input: VenueAdapterInput): VenueAdapter[] {
     adapters.push(createDevnetAmmVenue({ ...common, deployments: reachable(devnetAmm) }));
   }
   return adapters.filter((a) => a.chains().length > 0);
+}
+
+/** Chain id → the venues that settle conversions there (what the token registry lists as settling). */
+export function settlingVenues(adapters: readonly VenueAdapter[]): Record<number, ConversionVenue[]> {
+  const out: Record<number, ConversionVenue[]> = {};
+  for (const a of adapters) for (const chainId of a.chains()) (out[chainId] ??= []).push(a.venue);
+  return out;
 }

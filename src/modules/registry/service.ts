@@ -29,6 +29,21 @@ export interface RegistryChain {
   readonly tokens: readonly RegistryToken[];
 }
 
+/**
+ * Chain id → the conversion venues whose adapter serves that chain. Given, the registry's
+ * `settles` for conversion venues says what actually settles; absent, the catalog's defaults.
+ */
+export type SettlingVenues = Record<number, readonly string[]>;
+
+const CONVERSION_VENUE_NAMES: readonly VenueName[] = [
+  '0x',
+  'kyberswap',
+  'aerodrome',
+  'uniswap-v3',
+  'devnet-amm',
+];
+const isConversionVenue = (name: VenueName): boolean => CONVERSION_VENUE_NAMES.includes(name);
+
 /** Addresses the devnet deployed, by chain id and symbol (any case: `pUSD` and `PUSD` are one). */
 export type DevnetTokenAddresses = Record<number, Record<string, `0x${string}`>>;
 
@@ -62,13 +77,24 @@ const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/;
  * Throws when `devnetTokens` is given in production, holds an invalid address, or maps two
  * symbols of one chain to the same address.
  */
-export function buildTokenRegistry(env: PurserEnv, devnetTokens?: DevnetTokenAddresses): TokenRegistry {
+export function buildTokenRegistry(
+  env: PurserEnv,
+  devnetTokens?: DevnetTokenAddresses,
+  settling?: SettlingVenues,
+): TokenRegistry {
   if (env === 'production' && devnetTokens !== undefined) {
     throw new Error(
       'Devnet token addresses are refused in production: the registry lists real addresses only.',
     );
   }
-  const chains = CATALOG.map((entry) => buildChain(entry, env, devnetTokens?.[entry.chainId] ?? {}));
+  const chains = CATALOG.map((entry) =>
+    buildChain(
+      entry,
+      env,
+      devnetTokens?.[entry.chainId] ?? {},
+      settling ? (settling[entry.chainId] ?? []) : null,
+    ),
+  );
   const byId = new Map(chains.map((c) => [c.chainId, c]));
   const bySymbol = new Map(chains.map((c) => [c.chainId, new Map(c.tokens.map((t) => [t.symbol, t]))]));
   const byAddress = new Map(
@@ -88,7 +114,12 @@ export function buildTokenRegistry(env: PurserEnv, devnetTokens?: DevnetTokenAdd
   });
 }
 
-function buildChain(entry: CatalogChain, env: PurserEnv, devnet: Record<string, string>): RegistryChain {
+function buildChain(
+  entry: CatalogChain,
+  env: PurserEnv,
+  devnet: Record<string, string>,
+  settling: readonly string[] | null,
+): RegistryChain {
   const relocated = new Map<string, Address>();
   for (const [symbol, address] of Object.entries(devnet)) {
     if (!isAddress(address, { strict: false })) {
@@ -116,7 +147,13 @@ function buildChain(entry: CatalogChain, env: PurserEnv, devnet: Record<string, 
     throw new Error(`Chain ${entry.chainId}: wrapped native ${entry.wrappedNativeSymbol} is not a token`);
   const venues = entry.venues
     .filter((v) => env === 'development' || !v.developmentOnly)
-    .map((v) => Object.freeze({ name: v.name, settles: v.settles }));
+    .map((v) =>
+      Object.freeze({
+        name: v.name,
+        // A conversion venue settles where an adapter serves the chain; the catalog says so otherwise.
+        settles: settling && isConversionVenue(v.name) ? settling.includes(v.name) : v.settles,
+      }),
+    );
   return Object.freeze({
     chainId: entry.chainId,
     name: entry.name,
