@@ -75,11 +75,34 @@ export interface Config {
   fees: FeeSchedule;
   /** Where statement exports are stored (docs/statements.md). */
   statements: StatementsConfig;
+  /** The aggregator venues' HTTP APIs (docs/venues.md). */
+  venues: VenuesConfig;
   jobs: {
     /** Whether `serve` also runs the workers. */
     runWorkers: boolean;
     pollIntervalMs: number;
     concurrency: number;
+  };
+}
+
+export interface VenuesConfig {
+  /** 0x Swap API v2 (venue `0x`). Without an API key the venue is not offered. */
+  zeroEx: {
+    baseUrl: string;
+    /** `0x-api-key`. Never logged, never returned, never in an error. */
+    apiKey: string | null;
+    /** Limit of one call to the API. */
+    timeoutMs: number;
+    /** How long a price stays usable: 0x's answer carries no expiry. */
+    quoteTtlMs: number;
+  };
+  /** KyberSwap Aggregator API v1 (venue `kyberswap`); keyless. */
+  kyberswap: {
+    baseUrl: string;
+    /** `x-client-id`: optional, a stricter rate limit applies without it. */
+    clientId: string | null;
+    timeoutMs: number;
+    quoteTtlMs: number;
   };
 }
 
@@ -302,6 +325,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return micro;
   };
+  const baseUrl = (name: string, fallback: string): string => {
+    const raw = (str(name) ?? fallback).replace(/\/+$/, '');
+    try {
+      const url = new URL(raw);
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && !url.search && !url.hash) return raw;
+    } catch {
+      // reported below
+    }
+    problems.push(`${name} must be an http(s) URL without a query (got "${raw}")`);
+    return fallback;
+  };
   const paymentsChainId = int('PAYMENTS_CHAIN_ID', 8453, 1, 2 ** 31);
   if (!SUPPORTED_CHAINS.includes(paymentsChainId)) {
     problems.push(`PAYMENTS_CHAIN_ID must be one of ${SUPPORTED_CHAINS.join(', ')}`);
@@ -366,6 +400,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pmOrderBaseMicro: usd('FEE_PM_ORDER_BASE_USD', '0.02'),
       pmOrderBps: int('FEE_PM_ORDER_BPS', 10, 0, 10_000),
       feedbackMicro: 1_000_000n,
+    },
+    venues: {
+      zeroEx: {
+        baseUrl: baseUrl('ZEROX_BASE_URL', 'https://api.0x.org'),
+        apiKey: str('ZEROX_API_KEY') ?? null,
+        timeoutMs: int('ZEROX_TIMEOUT_MS', 4_000, 100, 60_000),
+        quoteTtlMs: int('ZEROX_QUOTE_TTL_SECONDS', 30, 1, 600) * 1000,
+      },
+      kyberswap: {
+        baseUrl: baseUrl('KYBERSWAP_BASE_URL', 'https://aggregator-api.kyberswap.com'),
+        clientId: str('KYBERSWAP_CLIENT_ID') ?? null,
+        timeoutMs: int('KYBERSWAP_TIMEOUT_MS', 4_000, 100, 60_000),
+        quoteTtlMs: int('KYBERSWAP_QUOTE_TTL_SECONDS', 10, 1, 600) * 1000,
+      },
     },
     statements: {
       dir: str('STATEMENTS_DIR') ?? `${(str('PURSER_DATA_DIR') ?? '.purser').replace(/\/+$/, '')}/statements`,
