@@ -201,7 +201,7 @@ describe('0x adapter: failures', () => {
     const elapsed = performance.now() - started;
     expect(err.kind).toBe('timeout');
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
-    expect(elapsed).toBeLessThan(TIMEOUT_MS + 700);
+    expect(elapsed).toBeLessThan(TIMEOUT_MS + 1_500);
   });
 
   it('stops as soon as the caller’s signal is aborted, before its own timeout', async () => {
@@ -210,7 +210,7 @@ describe('0x adapter: failures', () => {
     const started = performance.now();
     const err = await failure(slow.quote({ ...quoteRequest(), signal: AbortSignal.timeout(200) }));
     expect(err.kind).toBe('timeout');
-    expect(performance.now() - started).toBeLessThan(1_500);
+    expect(performance.now() - started).toBeLessThan(2_500);
   });
 
   it('answers timeout when the added latency exceeds the limit, and a quote when it does not', async () => {
