@@ -115,3 +115,57 @@ describe('PRICE_FEEDS', () => {
     expect(() => loadConfig({ PRICE_FEEDS: 'nope' })).toThrow(/PRICE_FEEDS/);
   });
 });
+
+describe('aggregator venues', () => {
+  it('defaults to the vendors’ production APIs, with no 0x key and no Kyber client id', () => {
+    const { venues } = loadConfig({});
+    expect(venues.zeroEx).toEqual({
+      baseUrl: 'https://api.0x.org',
+      apiKey: null,
+      timeoutMs: 4000,
+      quoteTtlMs: 30_000,
+    });
+    expect(venues.kyberswap).toEqual({
+      baseUrl: 'https://aggregator-api.kyberswap.com',
+      clientId: null,
+      timeoutMs: 4000,
+      quoteTtlMs: 10_000,
+    });
+  });
+
+  it('takes base URLs, the key, the client id, timeouts and TTLs from the environment', () => {
+    const { venues } = loadConfig({
+      ZEROX_API_KEY: 'zx-key',
+      ZEROX_BASE_URL: 'http://127.0.0.1:9000/',
+      ZEROX_TIMEOUT_MS: '1500',
+      ZEROX_QUOTE_TTL_SECONDS: '20',
+      KYBERSWAP_BASE_URL: 'http://127.0.0.1:9001',
+      KYBERSWAP_CLIENT_ID: 'purser',
+      KYBERSWAP_TIMEOUT_MS: '2500',
+      KYBERSWAP_QUOTE_TTL_SECONDS: '5',
+    });
+    expect(venues.zeroEx).toEqual({
+      baseUrl: 'http://127.0.0.1:9000',
+      apiKey: 'zx-key',
+      timeoutMs: 1500,
+      quoteTtlMs: 20_000,
+    });
+    expect(venues.kyberswap).toEqual({
+      baseUrl: 'http://127.0.0.1:9001',
+      clientId: 'purser',
+      timeoutMs: 2500,
+      quoteTtlMs: 5_000,
+    });
+  });
+
+  it('refuses a base URL that is not http(s) and a timeout out of range, without echoing the key', () => {
+    let message = '';
+    try {
+      loadConfig({ ZEROX_API_KEY: 'secret-zx-key', ZEROX_BASE_URL: 'ftp://x', KYBERSWAP_TIMEOUT_MS: '0' });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/ZEROX_BASE_URL[\s\S]*KYBERSWAP_TIMEOUT_MS/);
+    expect(message).not.toContain('secret-zx-key');
+  });
+});

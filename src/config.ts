@@ -67,7 +67,7 @@ export interface Config {
    * until a price reference is wired in; deliberately high, so the check errs on the strict side.
    */
   nativeUsdReference: string;
-  /** Token-conversion venues (docs/venues.md). */
+  /** Token-conversion venues: on-chain deployments and the aggregators' HTTP APIs (docs/venues.md). */
   venues: VenuesConfig;
   /** On-chain payments to the platform: top-ups, x402 fees, auto-top-up arrows (USDC, EIP-3009). */
   payments: PaymentsConfig;
@@ -96,6 +96,24 @@ export interface VenuesConfig {
   uniswapV3: Record<number, { quoterV2: `0x${string}`; swapRouter02: `0x${string}` }>;
   /** Aerodrome per chain id: its Router and default pool factory (Base by default). */
   aerodrome: Record<number, { router: `0x${string}`; poolFactory: `0x${string}` }>;
+  /** 0x Swap API v2 (venue `0x`). Without an API key the venue is not offered. */
+  zeroEx: {
+    baseUrl: string;
+    /** `0x-api-key`. Never logged, never returned, never in an error. */
+    apiKey: string | null;
+    /** Limit of one call to the API. */
+    timeoutMs: number;
+    /** How long a price stays usable: 0x's answer carries no expiry. */
+    quoteTtlMs: number;
+  };
+  /** KyberSwap Aggregator API v1 (venue `kyberswap`); keyless. */
+  kyberswap: {
+    baseUrl: string;
+    /** `x-client-id`: optional, a stricter rate limit applies without it. */
+    clientId: string | null;
+    timeoutMs: number;
+    quoteTtlMs: number;
+  };
 }
 
 /** Uniswap's and Aerodrome's deployments on Base (docs.uniswap.org, Aerodrome's Base contracts). */
@@ -389,6 +407,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return micro;
   };
+  const baseUrl = (name: string, fallback: string): string => {
+    const raw = (str(name) ?? fallback).replace(/\/+$/, '');
+    try {
+      const url = new URL(raw);
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && !url.search && !url.hash) return raw;
+    } catch {
+      // reported below
+    }
+    problems.push(`${name} must be an http(s) URL without a query (got "${raw}")`);
+    return fallback;
+  };
   const paymentsChainId = int('PAYMENTS_CHAIN_ID', 8453, 1, 2 ** 31);
   if (!SUPPORTED_CHAINS.includes(paymentsChainId)) {
     problems.push(`PAYMENTS_CHAIN_ID must be one of ${SUPPORTED_CHAINS.join(', ')}`);
@@ -435,10 +464,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     nativeUsdReference,
     venues: {
-      timeoutMs: int('VENUE_TIMEOUT_MS', 2_500, 50, 60_000),
+      timeoutMs: int('VENUE_TIMEOUT_MS', 4_000, 50, 60_000),
       onchainQuoteTtlMs: int('ONCHAIN_QUOTE_TTL_MS', 15_000, 1_000, 600_000),
       uniswapV3: { 8453: { ...BASE_VENUE_DEPLOYMENTS.uniswapV3 } },
       aerodrome: { 8453: { ...BASE_VENUE_DEPLOYMENTS.aerodrome } },
+      zeroEx: {
+        baseUrl: baseUrl('ZEROX_BASE_URL', 'https://api.0x.org'),
+        apiKey: str('ZEROX_API_KEY') ?? null,
+        timeoutMs: int('ZEROX_TIMEOUT_MS', 4_000, 100, 60_000),
+        quoteTtlMs: int('ZEROX_QUOTE_TTL_SECONDS', 30, 1, 600) * 1000,
+      },
+      kyberswap: {
+        baseUrl: baseUrl('KYBERSWAP_BASE_URL', 'https://aggregator-api.kyberswap.com'),
+        clientId: str('KYBERSWAP_CLIENT_ID') ?? null,
+        timeoutMs: int('KYBERSWAP_TIMEOUT_MS', 4_000, 100, 60_000),
+        quoteTtlMs: int('KYBERSWAP_QUOTE_TTL_SECONDS', 10, 1, 600) * 1000,
+      },
     },
     payments: {
       chainId: paymentsChainId,

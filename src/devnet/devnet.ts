@@ -29,6 +29,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { artifact, loadArtifacts, type Artifacts } from '../../devnet/compile.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import { isAlive } from '../core/process.ts';
+import { startAggregatorFakes, type FakeChain } from './fakes/index.ts';
 import { seedDevnetMarkets, type DevnetPool } from './markets.ts';
 
 export type { DevnetPool } from './markets.ts';
@@ -109,6 +110,12 @@ export interface DevnetChain {
 /** What a devnet is, as plain data (structured-cloneable: safe for vitest's provide/inject). */
 export interface DevnetInfo {
   chains: Record<number, DevnetChain>;
+  /**
+   * The aggregator fakes on loopback (0x and KyberSwap formats, pricing and swapping through the
+   * devnet's Uniswap v2 router), when a chain has one: what the venue adapters use instead of the
+   * vendors' URLs and key in development.
+   */
+  aggregators?: { zeroExBaseUrl: string; zeroExApiKey: string; kyberswapBaseUrl: string; chainIds: number[] };
 }
 
 export interface Devnet extends DevnetInfo {
@@ -782,7 +789,10 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
   const artifactsPromise = loadArtifacts();
   artifactsPromise.catch(() => undefined); // awaited below; don't report it unhandled if anvil fails first
   const anvils: RunningAnvil[] = [];
+  let stopFakes: (() => Promise<void>) | null = null;
+  let aggregators: DevnetInfo['aggregators'];
   const stopAll = async (): Promise<void> => {
+    await stopFakes?.();
     await Promise.all(anvils.map((a) => a.stop()));
   };
 
@@ -853,10 +863,26 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
       }),
     );
 
+    // The aggregator fakes quote through the devnet's Uniswap v2 router, where a chain has one.
+    const fakeChains: Record<number, FakeChain> = {};
+    for (const c of Object.values(chains)) {
+      if (c.contracts.uniswapV2Router02)
+        fakeChains[c.chainId] = { rpcUrl: c.rpcUrl, router: c.contracts.uniswapV2Router02 };
+    }
+    if (Object.keys(fakeChains).length > 0) {
+      const fakes = await startAggregatorFakes({ chains: fakeChains, host });
+      stopFakes = () => fakes.stop();
+      aggregators = { ...fakes.local, chainIds: Object.keys(fakeChains).map(Number) };
+      log(
+        `devnet aggregator fakes: 0x at ${fakes.local.zeroExBaseUrl}, KyberSwap at ${fakes.local.kyberswapBaseUrl}`,
+      );
+    }
+
     let stopped: Promise<void> | null = null;
-    const info = (): DevnetInfo => structuredClone({ chains });
+    const info = (): DevnetInfo => structuredClone({ chains, ...(aggregators ? { aggregators } : {}) });
     return {
       chains,
+      ...(aggregators ? { aggregators } : {}),
       info,
       stop: () => {
         stopped ??= stopAll().then(() => log('devnet stopped'));

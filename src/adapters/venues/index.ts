@@ -3,7 +3,9 @@
 // chains the devnet runs (plus its own AMM, `devnet-amm`, which production never has).
 
 import type { Config } from '../../config.ts';
+import type { Clock } from '../../core/clock.ts';
 import type { DevnetInfo } from '../../devnet/devnet.ts';
+import { createAggregatorAdapters } from './aggregators.ts';
 import type { ChainPort } from '../chain/port.ts';
 import {
   createAerodromeVenue,
@@ -16,12 +18,15 @@ import { createUniswapV3Venue, type UniswapV3Deployment } from './uniswap-v3.ts'
 
 export * from './port.ts';
 
+/** The chain the aggregators and the on-chain venues serve in production. */
+const BASE_CHAIN_ID = 8453;
+
 export interface VenueAdapterInput {
   config: Pick<Config, 'env' | 'venues'>;
   chain: ChainPort;
   /** The running devnet (development): its chains use its contracts. */
   devnet?: DevnetInfo;
-  now?: () => Date;
+  clock?: Clock;
 }
 
 /** Every configured venue adapter, each listing the chains it serves. */
@@ -51,7 +56,7 @@ export function createVenueAdapters(input: VenueAdapterInput): VenueAdapter[] {
     chain,
     timeoutMs: config.venues.timeoutMs,
     quoteTtlMs: config.venues.onchainQuoteTtlMs,
-    ...(input.now ? { now: input.now } : {}),
+    ...(input.clock ? { now: () => input.clock!.now() } : {}),
   };
   const adapters: VenueAdapter[] = [
     createAerodromeVenue({ ...common, deployments: reachable(aerodrome) }),
@@ -59,6 +64,18 @@ export function createVenueAdapters(input: VenueAdapterInput): VenueAdapter[] {
   ];
   if (Object.keys(devnetAmm).length > 0) {
     adapters.push(createDevnetAmmVenue({ ...common, deployments: reachable(devnetAmm) }));
+  }
+  // The aggregators serve Base; in development, the devnet's fakes stand in for the vendors.
+  const local = devnet?.aggregators;
+  const aggregatorChains = (local ? local.chainIds : [BASE_CHAIN_ID]).filter((id) => chain.supports(id));
+  if (aggregatorChains.length > 0) {
+    adapters.push(
+      ...createAggregatorAdapters(config.venues, {
+        chainIds: aggregatorChains,
+        ...(input.clock ? { clock: input.clock } : {}),
+        ...(local ? { local } : {}),
+      }),
+    );
   }
   return adapters.filter((a) => a.chains().length > 0);
 }

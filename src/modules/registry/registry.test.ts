@@ -1,7 +1,10 @@
 // The token registry as agents read it: real addresses in production, devnet addresses in
 // development, exact UPPERCASE symbols, and GET /v1/tokens with its chain filter.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createViemChainPort } from '../../adapters/chain/viem.ts';
+import { createVenueAdapters, settlingVenues } from '../../adapters/venues/index.ts';
+import { devnetRpcUrls, devnetTokenAddresses } from '../../devnet/devnet.ts';
 import { buildApp, type App } from '../../app.ts';
 import { testConfig, type Config } from '../../config.ts';
 import { refuseAllAuthenticator } from '../../core/auth-placeholder.ts';
@@ -272,5 +275,42 @@ describe('GET /v1/tokens', () => {
     const third = await limited.fastify.inject({ method: 'GET', url: '/v1/tokens' });
     expectErrorBody(third, 429, 'RATE_LIMITED');
     expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+  });
+});
+
+describe('settling venues come from the venue adapters', () => {
+  it('marks a conversion venue settling only where an adapter serves the chain', () => {
+    const registry = buildTokenRegistry('production', undefined, {
+      8453: ['uniswap-v3', 'aerodrome', 'kyberswap'],
+    });
+    expect(registry.chain(8453)?.venues).toEqual([
+      { name: '0x', settles: false },
+      { name: 'kyberswap', settles: true },
+      { name: 'aerodrome', settles: true },
+      { name: 'uniswap-v3', settles: true },
+    ]);
+    // Prediction-market venues keep the catalog's role.
+    expect(registry.chain(137)?.venues).toEqual([{ name: 'polymarket', settles: false }]);
+  });
+
+  it('lists, in development, the devnet’s addresses (EURC included) and every venue the devnet runs as settling', () => {
+    const devnet = inject('devnet');
+    const chain = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });
+    const adapters = createVenueAdapters({ config: testConfig(), chain, devnet });
+    const registry = buildTokenRegistry(
+      'development',
+      devnetTokenAddresses(devnet),
+      settlingVenues(adapters),
+    );
+    const base = registry.chain(8453)!;
+    expect(base.venues).toEqual([
+      { name: '0x', settles: true },
+      { name: 'kyberswap', settles: true },
+      { name: 'aerodrome', settles: true },
+      { name: 'uniswap-v3', settles: true },
+      { name: 'devnet-amm', settles: true },
+    ]);
+    expect(base.tokens.find((t) => t.symbol === 'EURC')?.address).toBe(devnet.chains[8453]!.contracts.eurc);
+    expect(registry.chain(84532)?.venues).toEqual([]);
   });
 });

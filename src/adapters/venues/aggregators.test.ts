@@ -1,0 +1,48 @@
+// The wiring the runtime uses: both fakes started for a chain's router, and the adapters the config
+// asks for pointed at them.
+
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../../config.ts';
+import { startAggregatorFakes, type AggregatorFakes } from '../../devnet/fakes/index.ts';
+import { deployV2TestPool, type V2TestPool } from '../../../test/support/uniswap-v2.ts';
+import { createAggregatorAdapters } from './aggregators.ts';
+
+const devnet = inject('devnet');
+let pool: V2TestPool;
+let fakes: AggregatorFakes;
+
+beforeAll(async () => {
+  pool = await deployV2TestPool(devnet);
+  fakes = await startAggregatorFakes({ chains: { 8453: { rpcUrl: pool.rpcUrl, router: pool.router } } });
+});
+
+afterAll(async () => {
+  await fakes?.stop();
+});
+
+describe('aggregator adapters from the config', () => {
+  it('offers 0x and KyberSwap against the devnet fakes, and both quote the same pool', async () => {
+    const adapters = createAggregatorAdapters(loadConfig({}).venues, { local: fakes.local });
+    expect(adapters.map((a) => a.venue)).toEqual(['0x', 'kyberswap']);
+    const request = {
+      chainId: 8453,
+      sellToken: pool.tokenA,
+      buyToken: pool.tokenB,
+      sellAmount: 10n ** 18n,
+      signal: AbortSignal.timeout(10_000),
+    };
+    const expected = await pool.amountOut(pool.tokenA, pool.tokenB, request.sellAmount);
+    const quotes = await Promise.all(adapters.map((a) => a.quote(request)));
+    expect(quotes.map((q) => q.buyAmount)).toEqual([expected, expected]);
+    expect(fakes.zeroEx.requests.at(-1)?.headers['0x-api-key']).toBe(fakes.local.zeroExApiKey);
+  });
+
+  it('leaves 0x out when no API key is configured, and keeps the production URLs by default', () => {
+    const adapters = createAggregatorAdapters(loadConfig({}).venues);
+    expect(adapters.map((a) => a.venue)).toEqual(['kyberswap']);
+    expect(createAggregatorAdapters(loadConfig({ ZEROX_API_KEY: 'k' }).venues).map((a) => a.venue)).toEqual([
+      '0x',
+      'kyberswap',
+    ]);
+  });
+});
