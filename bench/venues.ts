@@ -1,0 +1,133 @@
+// `npm run bench:venues` (and part of `npm run bench`): one concurrent quote over every venue of
+// the devnet's Base chain, as the quote endpoint and the planner ask them: the three on-chain
+// venues (QuoterV2, Router02, the Aerodrome-format router) and the two aggregator fakes on
+// loopback, through the venues module (operator switch check included, on an embedded database).
+// Each round sells 5,000 USDC for WETH; rounds run one after another. Reported: p50 and p99 of the
+// whole concurrent quote, of the slowest single venue in the same round, and of the sum of all
+// venues' times (what asking them one by one would cost). See bench/README.md.
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { PGlite } from '@electric-sql/pglite';
+import { parseUnits } from 'viem';
+import { createViemChainPort } from '../src/adapters/chain/viem.ts';
+import { createVenueAdapters } from '../src/adapters/venues/index.ts';
+import { testConfig } from '../src/config.ts';
+import { openDatabase } from '../src/core/db/database.ts';
+import { migrate } from '../src/core/db/migrate.ts';
+import { Deadline } from '../src/core/http/deadline.ts';
+import { BASE_CHAIN_ID, devnetRpcUrls, devnetToken, startDevnet } from '../src/devnet/devnet.ts';
+import { quoteAllVenues } from '../src/modules/venues/index.ts';
+import { REPO_ROOT } from '../test/support/service-process.ts';
+
+const rounds = Number(process.env.BENCH_VENUE_ROUNDS ?? 200);
+const warmup = 10;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, i)]!;
+}
+
+function summary(values: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return {
+    p50: round(percentile(sorted, 50)),
+    p99: round(percentile(sorted, 99)),
+    max: round(sorted.at(-1) ?? NaN),
+  };
+}
+
+async function main(): Promise<number> {
+  const devnet = await startDevnet({ chainIds: [BASE_CHAIN_ID] });
+  const pglite = new PGlite();
+  const handle = await openDatabase(testConfig(), { pglite });
+  try {
+    await migrate(handle.db);
+    const config = testConfig();
+    const venues = createVenueAdapters({
+      config,
+      chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
+      devnet: devnet.info(),
+    });
+    const sale = {
+      chainId: BASE_CHAIN_ID,
+      sellToken: devnetToken(devnet, BASE_CHAIN_ID, 'USDC').address,
+      buyToken: devnetToken(devnet, BASE_CHAIN_ID, 'WETH').address,
+      sellAmount: parseUnits('5000', 6),
+    };
+    const deps = { db: handle.db, venues, venueTimeoutMs: config.venues.timeoutMs };
+    const whole: number[] = [];
+    const slowest: number[] = [];
+    const sum: number[] = [];
+    const perVenue: Record<string, number[]> = {};
+    const failures: string[] = [];
+    for (let i = 0; i < warmup + rounds; i++) {
+      const started = performance.now();
+      const result = await quoteAllVenues(deps, { ...sale, deadline: new Deadline(10_000) });
+      const elapsed = performance.now() - started;
+      if (i < warmup) continue;
+      const times = [
+        ...result.quotes.map((q) => [q.venue, q.ms] as const),
+        ...result.failures.map((f) => [f.venue, f.ms] as const),
+      ];
+      for (const f of result.failures) failures.push(`${f.venue}: ${f.kind}`);
+      whole.push(elapsed);
+      slowest.push(Math.max(...times.map(([, ms]) => ms)));
+      sum.push(times.reduce((s, [, ms]) => s + ms, 0));
+      for (const [venue, ms] of times) (perVenue[venue] ??= []).push(ms);
+    }
+    const report = {
+      startedAt: new Date().toISOString(),
+      rounds,
+      venues: venues.map((v) => v.venue),
+      sale: 'USDC → WETH, 5,000 USDC, chain 8453 (devnet)',
+      wholeQuoteMs: summary(whole),
+      slowestVenueMs: summary(slowest),
+      sumOfVenuesMs: summary(sum),
+      perVenueMs: Object.fromEntries(Object.entries(perVenue).map(([v, xs]) => [v, summary(xs)])),
+      failures: [...new Set(failures)],
+      machine: {
+        node: process.version,
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model ?? 'unknown',
+        loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
+        commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT }).toString().trim(),
+      },
+    };
+    const rows = [
+      '| Measure | p50 ms | p99 ms | max ms |',
+      '|---|--:|--:|--:|',
+      `| whole concurrent quote (${report.venues.length} venues) | ${report.wholeQuoteMs.p50} | ${report.wholeQuoteMs.p99} | ${report.wholeQuoteMs.max} |`,
+      `| slowest single venue, same round | ${report.slowestVenueMs.p50} | ${report.slowestVenueMs.p99} | ${report.slowestVenueMs.max} |`,
+      `| sum of the venues (one by one) | ${report.sumOfVenuesMs.p50} | ${report.sumOfVenuesMs.p99} | ${report.sumOfVenuesMs.max} |`,
+      ...Object.entries(report.perVenueMs).map(([v, s]) => `| ${v} alone | ${s.p50} | ${s.p99} | ${s.max} |`),
+    ];
+    const markdown =
+      `# Purser benchmark: concurrent venue quote\n\n${report.sale}; ${rounds} rounds after ${warmup} warm-up, ` +
+      `one at a time; ${report.machine.cpus}× ${report.machine.cpuModel}, Node ${report.machine.node}, ` +
+      `commit ${report.machine.commit}.\n\n${rows.join('\n')}\n` +
+      (report.failures.length ? `\nVenue failures seen: ${report.failures.join(', ')}\n` : '');
+    const dir = join(REPO_ROOT, 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'venues.json'), JSON.stringify(report, null, 2) + '\n');
+    writeFileSync(join(dir, 'venues-latest.md'), markdown);
+    console.log(`\n${markdown}\nWritten: bench/results/venues.json, bench/results/venues-latest.md`);
+    return report.failures.length > 0 ? 1 : 0;
+  } finally {
+    await handle.close();
+    await pglite.close();
+    await devnet.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    process.exit(1);
+  },
+);
