@@ -2,7 +2,7 @@
 // translation of whatever went wrong into a VenueError.
 
 import { BaseError, ContractFunctionRevertedError, encodeFunctionData, erc20Abi, type Address } from 'viem';
-import { VenueError, type Call, type ConversionVenue, type QuoteRequest } from './port.ts';
+import { VenueError, type Call, type ConversionVenue, type QuoteRequest, type VenueQuote } from './port.ts';
 
 /** `approve(spender, amount)` on the sell token: exactly the amount, never an unlimited allowance. */
 export function approveCall(token: Address, spender: Address, amount: bigint): Call {
@@ -89,4 +89,23 @@ export function checkQuoteRequest(venue: ConversionVenue, request: QuoteRequest)
  */
 export function poolFeeInBuyToken(buyAmount: bigint, feePpm: number): bigint {
   return (buyAmount * BigInt(feePpm)) / BigInt(1_000_000 - feePpm);
+}
+
+/** The venue's answer as a quote of `request`: the pair, chain and amount are the request's own. */
+export function quoteFor(
+  request: QuoteRequest,
+  answer: Pick<VenueQuote, 'venue' | 'buyAmount' | 'feeAmount' | 'expiresAt' | 'allowanceTarget' | 'route'>,
+): VenueQuote {
+  return {
+    venue: answer.venue,
+    chainId: request.chainId,
+    sellToken: request.sellToken,
+    buyToken: request.buyToken,
+    sellAmount: request.sellAmount,
+    buyAmount: answer.buyAmount,
+    feeAmount: answer.feeAmount,
+    expiresAt: answer.expiresAt,
+    allowanceTarget: answer.allowanceTarget,
+    route: answer.route,
+  };
 }

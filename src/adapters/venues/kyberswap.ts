@@ -4,8 +4,8 @@
 // given it unchanged. The taker approves `routerAddress` and calls it with the built `data`.
 // Kyber needs no key; `x-client-id` identifies the integration (a stricter limit without it).
 
-import { encodeFunctionData, erc20Abi } from 'viem';
 import { systemClock, type Clock } from '../../core/clock.ts';
+import { approveCall, quoteFor } from './common.ts';
 import { requestAggregator, type AggregatorAnswer } from './aggregator-http.ts';
 import { AnswerReader, refuseUnservable, slippageFloor, vendorText } from './answer-fields.ts';
 import {
@@ -142,18 +142,14 @@ export function createKyberSwapAdapter(options: KyberSwapAdapterOptions = {}): V
       if (typeof (answer.json as { requestId?: unknown }).requestId === 'string') {
         route.requestId = (answer.json as { requestId: string }).requestId;
       }
-      return {
+      return quoteFor(request, {
         venue,
-        chainId: request.chainId,
-        sellToken: request.sellToken,
-        buyToken: request.buyToken,
-        sellAmount: request.sellAmount,
         buyAmount: amountOut,
         feeAmount,
         expiresAt: new Date(clock.now().getTime() + quoteTtlMs),
         allowanceTarget: routerAddress,
         route,
-      };
+      });
     },
 
     async build(request: BuildRequest): Promise<SwapPlan> {
@@ -208,15 +204,7 @@ export function createKyberSwapAdapter(options: KyberSwapAdapterOptions = {}): V
       return {
         venue,
         calls: [
-          {
-            to: quote.sellToken,
-            data: encodeFunctionData({
-              abi: erc20Abi,
-              functionName: 'approve',
-              args: [router, quote.sellAmount],
-            }),
-            value: 0n,
-          },
+          approveCall(quote.sellToken, router, quote.sellAmount),
           { to: router, data: calldata, value: 0n },
         ],
         allowanceTarget: router,

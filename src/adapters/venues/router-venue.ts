@@ -4,7 +4,7 @@
 
 import type { Address, Hex } from 'viem';
 import type { ChainClient, ChainPort } from '../chain/port.ts';
-import { approveCall, checkQuoteRequest, poolFeeInBuyToken, withinTime } from './common.ts';
+import { approveCall, checkQuoteRequest, poolFeeInBuyToken, quoteFor, withinTime } from './common.ts';
 import {
   minimumAfterSlippage,
   VenueError,
@@ -74,18 +74,14 @@ export function routerVenue<D>(spec: RouterSpec<D>, options: RouterVenueOptions<
         throw new VenueError(venue, 'no_quote', `${venue} has no pool for this pair`);
       });
       const router = spec.router(d);
-      return {
+      return quoteFor(request, {
         venue,
-        chainId: request.chainId,
-        sellToken: request.sellToken,
-        buyToken: request.buyToken,
-        sellAmount: request.sellAmount,
         buyAmount: best.amountOut,
         feeAmount: poolFeeInBuyToken(best.amountOut, best.feePpm),
         expiresAt: new Date(now().getTime() + options.quoteTtlMs),
         allowanceTarget: router,
         route: best.route,
-      };
+      });
     },
 
     async build(request: BuildRequest): Promise<SwapPlan> {

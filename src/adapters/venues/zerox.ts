@@ -4,8 +4,9 @@
 // approve(allowance target) + the transaction 0x built. Every call carries `0x-api-key` and
 // `0x-version: v2`; the key is never logged and never part of an error.
 
-import { encodeFunctionData, erc20Abi, type Address } from 'viem';
+import type { Address } from 'viem';
 import { systemClock, type Clock } from '../../core/clock.ts';
+import { approveCall, quoteFor } from './common.ts';
 import { requestAggregator, type AggregatorAnswer } from './aggregator-http.ts';
 import { AnswerReader, refuseUnservable, slippageFloor, vendorText } from './answer-fields.ts';
 import {
@@ -140,18 +141,14 @@ export function createZeroExAdapter(options: ZeroExAdapterOptions): VenueAdapter
       if (typeof body.zid === 'string') route.zid = body.zid;
       if (typeof body.blockNumber === 'string')
         route.blockNumber = read.uint(body.blockNumber, 'blockNumber').toString();
-      return {
+      return quoteFor(request, {
         venue,
-        chainId: request.chainId,
-        sellToken: request.sellToken,
-        buyToken: request.buyToken,
-        sellAmount: request.sellAmount,
         buyAmount: priced.buyAmount,
         feeAmount: priced.feeAmount,
         expiresAt: new Date(clock.now().getTime() + quoteTtlMs),
         allowanceTarget,
         route,
-      };
+      });
     },
 
     async build(request: BuildRequest): Promise<SwapPlan> {
@@ -201,18 +198,7 @@ export function createZeroExAdapter(options: ZeroExAdapterOptions): VenueAdapter
 
       return {
         venue,
-        calls: [
-          {
-            to: quote.sellToken,
-            data: encodeFunctionData({
-              abi: erc20Abi,
-              functionName: 'approve',
-              args: [spender, quote.sellAmount],
-            }),
-            value: 0n,
-          },
-          { to, data, value: 0n },
-        ],
+        calls: [approveCall(quote.sellToken, spender, quote.sellAmount), { to, data, value: 0n }],
         allowanceTarget: spender,
         minBuyAmount: priced.minBuyAmount,
         expectedBuyAmount: priced.buyAmount,
