@@ -5,9 +5,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { ManualClock } from '../../core/clock.ts';
 import { startKyberSwapFake, type KyberSwapFake } from '../../devnet/fakes/kyberswap.ts';
 import { shapeMismatches } from '../../../test/support/json-shape.ts';
+import { venueFailure } from '../../../test/support/venues.ts';
 import { deployV2TestPool, newTaker, type V2TestPool } from '../../../test/support/uniswap-v2.ts';
 import { createKyberSwapAdapter } from './kyberswap.ts';
-import { minimumAfterSlippage, VenueError, type VenueAdapter, type VenueQuote } from './port.ts';
+import { minimumAfterSlippage, type VenueAdapter, type VenueQuote } from './port.ts';
 
 const devnet = inject('devnet');
 const TIMEOUT_MS = 800;
@@ -109,15 +110,7 @@ const quoteRequest = (sellAmount = 1_000n * ONE_A) => ({
   signal: AbortSignal.timeout(30_000),
 });
 
-async function failure(promise: Promise<unknown>): Promise<VenueError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(VenueError);
-    return err as VenueError;
-  }
-  throw new Error('expected a VenueError, got an answer');
-}
+const failure = venueFailure;
 
 async function buildFor(quote: VenueQuote, taker: `0x${string}`, slippageBps: number) {
   return adapter.build({

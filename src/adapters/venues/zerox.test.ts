@@ -7,8 +7,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { ManualClock } from '../../core/clock.ts';
 import { startZeroExFake, ZEROX_NO_KEY_MESSAGE, type ZeroExFake } from '../../devnet/fakes/zerox.ts';
 import { shapeMismatches } from '../../../test/support/json-shape.ts';
+import { venueFailure } from '../../../test/support/venues.ts';
 import { deployV2TestPool, newTaker, type V2TestPool } from '../../../test/support/uniswap-v2.ts';
-import { minimumAfterSlippage, VenueError, type VenueAdapter } from './port.ts';
+import { minimumAfterSlippage, type VenueAdapter } from './port.ts';
 import { createZeroExAdapter } from './zerox.ts';
 
 const devnet = inject('devnet');
@@ -100,15 +101,7 @@ const quoteRequest = (sellAmount = 1_000n * ONE_A) => ({
   signal: AbortSignal.timeout(30_000),
 });
 
-async function failure(promise: Promise<unknown>): Promise<VenueError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(VenueError);
-    return err as VenueError;
-  }
-  throw new Error('expected a VenueError, got an answer');
-}
+const failure = venueFailure;
 
 describe('0x adapter: quote, build, swap on the devnet', () => {
   it('quotes the pool’s price and builds calls that deliver at least the minimum when sent', async () => {
