@@ -2,9 +2,9 @@
 // Aerodrome's Base deployments from config, or, in development, the devnet's contracts on the
 // chains the devnet runs (plus its own AMM, `devnet-amm`, which production never has).
 
+import type { Address } from 'viem';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { DevnetInfo } from '../../devnet/devnet.ts';
 import { createAggregatorAdapters } from './aggregators.ts';
 import type { ChainPort } from '../chain/port.ts';
 import {
@@ -21,11 +21,32 @@ export * from './port.ts';
 /** The chain the aggregators and the on-chain venues serve in production. */
 const BASE_CHAIN_ID = 8453;
 
+/**
+ * A local chain's own venue contracts and aggregator fakes, by chain id: the devnet's (its
+ * `DevnetInfo` has this shape). Its chains use these instead of the configured deployments.
+ */
+export interface LocalVenues {
+  chains: Record<
+    number,
+    {
+      chainId: number;
+      contracts: {
+        uniswapV3QuoterV2?: Address;
+        uniswapV3SwapRouter02?: Address;
+        aerodromeRouter?: Address;
+        aerodromePoolFactory?: Address;
+        uniswapV2Router02?: Address;
+      };
+    }
+  >;
+  aggregators?: { zeroExBaseUrl: string; zeroExApiKey: string; kyberswapBaseUrl: string; chainIds: number[] };
+}
+
 export interface VenueAdapterInput {
   config: Pick<Config, 'env' | 'venues'>;
   chain: ChainPort;
   /** The running devnet (development): its chains use its contracts. */
-  devnet?: DevnetInfo;
+  devnet?: LocalVenues;
   clock?: Clock;
 }
 
