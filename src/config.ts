@@ -69,6 +69,13 @@ export interface Config {
   nativeUsdReference: string;
   /** Token-conversion venues: on-chain deployments and the aggregators' HTTP APIs (docs/venues.md). */
   venues: VenuesConfig;
+  /** The slicing planner (docs/execution.md). */
+  planner: {
+    /** Most slices one order may be cut into; more needed is DEPTH_COLLAPSE. */
+    maxSlices: number;
+    /** Time between two slices (at least two Base blocks). */
+    sliceIntervalMs: number;
+  };
   /** On-chain payments to the platform: top-ups, x402 fees, auto-top-up arrows (USDC, EIP-3009). */
   payments: PaymentsConfig;
   /** Independent USD price references (docs/prices.md). */
@@ -480,6 +487,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         timeoutMs: int('KYBERSWAP_TIMEOUT_MS', 4_000, 100, 60_000),
         quoteTtlMs: int('KYBERSWAP_QUOTE_TTL_SECONDS', 10, 1, 600) * 1000,
       },
+    },
+    planner: {
+      maxSlices: int('PLANNER_MAX_SLICES', 20, 1, 200),
+      sliceIntervalMs: int('PLANNER_SLICE_INTERVAL_MS', 4_000, 0, 600_000),
     },
     payments: {
       chainId: paymentsChainId,

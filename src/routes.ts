@@ -14,6 +14,7 @@ import { healthRoutes } from './modules/health/routes.ts';
 import { keysRoutes } from './modules/keys/routes.ts';
 import { opsRoutes } from './modules/ops/routes.ts';
 import { policiesRoutes } from './modules/policies/routes.ts';
+import { quotesRoutes } from './modules/quotes/index.ts';
 import { registryRoutes } from './modules/registry/routes.ts';
 import { screeningRoutes } from './modules/screening/routes.ts';
 import { statementsRoutes } from './modules/statements/index.ts';
@@ -28,6 +29,7 @@ export const routeTable: RouteDefinition[] = [
   ...healthRoutes,
   ...docsRoutes,
   ...registryRoutes,
+  ...quotesRoutes,
   ...screeningRoutes,
   ...feedbackRoutes(effects),
   ...authRoutes,

@@ -181,9 +181,13 @@ const expectations: Expectation[] = [
   {
     match: '/v1/tokens',
     check: ({ stdout, statuses }) => {
-      expect(statuses).toEqual([200, 200, 200, 200]);
+      expect(statuses).toEqual([200, 200, 200, 200, 200]);
       expect(stdout).toContain('"USDC"');
       expect(stdout).toContain('"chain_id": 8453');
+      // The quote: the devnet's deep Uniswap v3 pool is best for 5,000 USDC, in one slice.
+      expect(stdout).toContain('"best": "uniswap-v3"');
+      expect(stdout).toContain('"slices": 1');
+      expect(stdout).toContain('"abort": null');
     },
   },
   {

@@ -7,16 +7,11 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { randomBytes } from 'node:crypto';
 import { createViemChainPort } from '../../src/adapters/chain/viem.ts';
 import type { Config } from '../../src/config.ts';
-import {
-  devnetRpcUrls,
-  devnetToken,
-  devnetTokenAddresses,
-  type DevnetInfo,
-} from '../../src/devnet/devnet.ts';
+import { devnetRpcUrls, devnetToken, type DevnetInfo } from '../../src/devnet/devnet.ts';
 import { fundAddress, newFundedAccount } from '../../src/devnet/faucet.ts';
 import type { AppDeps } from '../../src/deps.ts';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../../src/modules/payments/index.ts';
-import { buildTokenRegistry } from '../../src/modules/registry/index.ts';
+import { devnetDeps } from './devnet-deps.ts';
 
 export const PAYMENTS_CHAIN = 8453;
 
@@ -41,6 +36,11 @@ export async function paymentsSetup(
   await fundAddress(devnet, { chainId: PAYMENTS_CHAIN, address: relayer, eth: 10n ** 19n });
   const treasury = privateKeyToAccount(generatePrivateKey()).address;
   const usdc = devnetToken(devnet, PAYMENTS_CHAIN, 'USDC');
+  const chain = createViemChainPort({
+    rpcUrls: devnetRpcUrls(devnet),
+    executorPrivateKey: relayerKey,
+    pollingIntervalMs: 50,
+  });
   if (!usdc.eip3009) throw new Error('devnet USDC has no EIP-3009 domain');
   return {
     config: {
@@ -52,15 +52,7 @@ export async function paymentsSetup(
         ...overrides,
       },
     },
-    deps: {
-      chain: createViemChainPort({
-        rpcUrls: devnetRpcUrls(devnet),
-        executorPrivateKey: relayerKey,
-        pollingIntervalMs: 50,
-      }),
-      tokenRegistry: buildTokenRegistry('development', devnetTokenAddresses(devnet)),
-      devnet,
-    },
+    deps: { ...(await devnetDeps(devnet, base, chain)), devnet },
     treasury,
     relayer,
     usdc: usdc.address,

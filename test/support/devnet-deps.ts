@@ -1,0 +1,42 @@
+// The devnet's market dependencies as `npm start` builds them (src/runtime.ts): the venue
+// adapters, the token registry with the venues that settle, and the price references, read once.
+
+import type { ChainPort } from '../../src/adapters/chain/port.ts';
+import { createVenueAdapters, settlingVenues } from '../../src/adapters/venues/index.ts';
+import type { Config } from '../../src/config.ts';
+import { systemClock } from '../../src/core/clock.ts';
+import { createLogger } from '../../src/core/log.ts';
+import { devnetTokenAddresses, type DevnetInfo } from '../../src/devnet/devnet.ts';
+import type { AppDeps } from '../../src/deps.ts';
+import { buildPriceReferences } from '../../src/modules/prices/index.ts';
+import { buildTokenRegistry, type DevnetTokenAddresses } from '../../src/modules/registry/index.ts';
+
+export interface DevnetDepsOptions {
+  /** Registry symbols of chain 8453 moved onto other addresses (a test's own tokens). */
+  relocate?: DevnetTokenAddresses[number];
+  /** false: no price references at all. */
+  prices?: boolean;
+}
+
+export async function devnetDeps(
+  devnet: DevnetInfo,
+  config: Config,
+  chain: ChainPort,
+  options: DevnetDepsOptions = {},
+): Promise<Pick<AppDeps, 'chain' | 'venues' | 'tokenRegistry' | 'prices'>> {
+  const venues = createVenueAdapters({ config, chain, devnet });
+  const tokens = devnetTokenAddresses(devnet);
+  if (options.relocate) tokens[8453] = { ...tokens[8453], ...options.relocate };
+  const tokenRegistry = buildTokenRegistry('development', tokens, settlingVenues(venues));
+  if (options.prices === false) return { chain, venues, tokenRegistry };
+  const prices = buildPriceReferences({
+    config,
+    chain,
+    clock: systemClock,
+    registry: tokenRegistry,
+    devnet,
+    log: createLogger('silent'),
+  });
+  await prices.refresh();
+  return { chain, venues, tokenRegistry, prices };
+}
