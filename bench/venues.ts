@@ -4,7 +4,8 @@
 // loopback, through the venues module (operator switch check included, on an embedded database).
 // Each round sells 5,000 USDC for WETH; rounds run one after another. Reported: p50 and p99 of the
 // whole concurrent quote, of the slowest single venue in the same round, and of the sum of all
-// venues' times (what asking them one by one would cost). See bench/README.md.
+// venues' times (what asking them one by one would cost). Then POST /v1/quotes over HTTP with
+// autocannon: requests per second, p50 and p99. See bench/README.md.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -20,9 +21,50 @@ import { migrate } from '../src/core/db/migrate.ts';
 import { Deadline } from '../src/core/http/deadline.ts';
 import { BASE_CHAIN_ID, devnetRpcUrls, devnetToken, startDevnet } from '../src/devnet/devnet.ts';
 import { quoteAllVenues } from '../src/modules/venues/index.ts';
+import autocannon from 'autocannon';
+import { createTestApp } from '../test/support/app.ts';
+import { devnetDeps } from '../test/support/devnet-deps.ts';
 import { REPO_ROOT } from '../test/support/service-process.ts';
 
 const rounds = Number(process.env.BENCH_VENUE_ROUNDS ?? 200);
+const duration = Number(process.env.BENCH_DURATION ?? 10);
+const connections = Number(process.env.BENCH_QUOTE_CONNECTIONS ?? 10);
+
+/** POST /v1/quotes over HTTP on an app with the devnet's venues, prices and registry. */
+async function benchQuoteRoute(devnet: Awaited<ReturnType<typeof startDevnet>>) {
+  const config = testConfig({ publicRateLimitPerMinute: 100_000_000 });
+  const chain = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });
+  const t = await createTestApp({
+    config: { publicRateLimitPerMinute: 100_000_000 },
+    deps: { ...(await devnetDeps(devnet.info(), config, chain)), devnet: devnet.info() },
+  });
+  try {
+    await t.app.fastify.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.fastify.server.address() as { port: number };
+    const result = await autocannon({
+      url: `http://127.0.0.1:${port}/v1/quotes`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sell_token: 'USDC', buy_token: 'WETH', sell_amount: '5000000000' }),
+      connections,
+      duration,
+      warmup: { connections, duration: 2 },
+      timeout: 10,
+    });
+    return {
+      connections,
+      durationSeconds: duration,
+      requestsPerSecond: Math.round(result.requests.mean * 10) / 10,
+      latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+      requests: result.requests.total,
+      non2xx: result.non2xx,
+      errors: result.errors + result.timeouts,
+      database: t.database.kind,
+    };
+  } finally {
+    await t.close();
+  }
+}
 const warmup = 10;
 
 function percentile(sorted: number[], p: number): number {
@@ -80,6 +122,7 @@ async function main(): Promise<number> {
       sum.push(times.reduce((s, [, ms]) => s + ms, 0));
       for (const [venue, ms] of times) (perVenue[venue] ??= []).push(ms);
     }
+    const route = await benchQuoteRoute(devnet);
     const report = {
       startedAt: new Date().toISOString(),
       rounds,
@@ -90,6 +133,7 @@ async function main(): Promise<number> {
       sumOfVenuesMs: summary(sum),
       perVenueMs: Object.fromEntries(Object.entries(perVenue).map(([v, xs]) => [v, summary(xs)])),
       failures: [...new Set(failures)],
+      quoteRoute: route,
       machine: {
         node: process.version,
         cpus: cpus().length,
@@ -110,13 +154,17 @@ async function main(): Promise<number> {
       `# Purser benchmark: concurrent venue quote\n\n${report.sale}; ${rounds} rounds after ${warmup} warm-up, ` +
       `one at a time; ${report.machine.cpus}× ${report.machine.cpuModel}, Node ${report.machine.node}, ` +
       `commit ${report.machine.commit}.\n\n${rows.join('\n')}\n` +
-      (report.failures.length ? `\nVenue failures seen: ${report.failures.join(', ')}\n` : '');
+      (report.failures.length ? `\nVenue failures seen: ${report.failures.join(', ')}\n` : '') +
+      `\n## POST /v1/quotes over HTTP (${route.database})\n\n${route.connections} connections, ${route.durationSeconds} s ` +
+      `after 2 s warm-up; 5,000 USDC → WETH.\n\n| req/s | p50 ms | p99 ms | max ms | requests | non-2xx | errors |\n` +
+      `|--:|--:|--:|--:|--:|--:|--:|\n| ${route.requestsPerSecond} | ${route.latencyMs.p50} | ${route.latencyMs.p99} | ` +
+      `${route.latencyMs.max} | ${route.requests} | ${route.non2xx} | ${route.errors} |\n`;
     const dir = join(REPO_ROOT, 'bench', 'results');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'venues.json'), JSON.stringify(report, null, 2) + '\n');
     writeFileSync(join(dir, 'venues-latest.md'), markdown);
     console.log(`\n${markdown}\nWritten: bench/results/venues.json, bench/results/venues-latest.md`);
-    return report.failures.length > 0 ? 1 : 0;
+    return report.failures.length > 0 || route.non2xx > 0 || route.errors > 0 ? 1 : 0;
   } finally {
     await handle.close();
     await pglite.close();
