@@ -169,3 +169,43 @@ describe('aggregator venues', () => {
     expect(message).not.toContain('secret-zx-key');
   });
 });
+
+describe('PURSER_EXECUTOR_PRIVATE_KEY', () => {
+  // Anvil's default accounts #1 and #2 (public keys of the "test … junk" mnemonic).
+  const key1 = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+  const address1 = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
+  const key2 = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a';
+
+  it('in development defaults to the devnet executor’s key, the key of the default executor address', () => {
+    const config = loadConfig({});
+    expect(config.executorAddress).toBe(address1);
+    expect(config.executorPrivateKey).toBe(key1);
+  });
+
+  it('takes a key whose address is PURSER_EXECUTOR_ADDRESS, and none in production without one', () => {
+    expect(loadConfig({ PURSER_EXECUTOR_PRIVATE_KEY: key1 }).executorPrivateKey).toBe(key1);
+    // Another executor address in development: no devnet key for it.
+    expect(
+      loadConfig({ PURSER_EXECUTOR_ADDRESS: '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc' })
+        .executorPrivateKey,
+    ).toBeNull();
+  });
+
+  it('refuses to start with a key of another address, naming both addresses and never the key', () => {
+    let message = '';
+    try {
+      loadConfig({ PURSER_EXECUTOR_PRIVATE_KEY: key2, PURSER_EXECUTOR_ADDRESS: address1 });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toContain(
+      'PURSER_EXECUTOR_PRIVATE_KEY is the key of 0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc',
+    );
+    expect(message).toContain(address1);
+    expect(message).not.toContain(key2.slice(2));
+    expect(() => loadConfig({ PURSER_EXECUTOR_PRIVATE_KEY: 'nope' })).toThrow(
+      /PURSER_EXECUTOR_PRIVATE_KEY must be a private key/,
+    );
+  });
+});

@@ -1,6 +1,7 @@
 // The only reader of process.env. Parsed once at start; every problem is reported in one message.
 
 import { tmpdir } from 'node:os';
+import { privateKeyToAddress } from 'viem/accounts';
 import { parseUsd, usdToMicro } from './core/money.ts';
 
 export type PurserEnv = 'development' | 'production';
@@ -35,6 +36,12 @@ export interface Config {
   operatorToken: string | null;
   /** The treasury executor's address: only a sign-in of this address reaches executor routes. */
   executorAddress: string | null;
+  /**
+   * The executor's key (`PURSER_EXECUTOR_PRIVATE_KEY`): signs UserOperations as the session signer
+   * delegations name. Always the key of `executorAddress`; null without one (intents then abort
+   * EXECUTOR_UNCONFIGURED). Never logged, never returned.
+   */
+  executorPrivateKey: `0x${string}` | null;
   /** SIWE domain and URI every sign-in message must carry (default: from the public URL). */
   siwe: { domain: string; uri: string; chainId: number };
   /** JSON-RPC URL per chain id. In development with devnet on, filled in by the devnet. */
@@ -268,6 +275,9 @@ export const DEFAULT_KERNEL_MODULES: KernelModuleAddresses = {
 
 /** Anvil's default account #1: the development executor (session signer) when none is set. */
 export const DEVNET_EXECUTOR_ADDRESS = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
+/** The key of anvil's default account #1 (public: the "test … junk" mnemonic). Development only. */
+export const DEVNET_EXECUTOR_PRIVATE_KEY =
+  '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -323,6 +333,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     str('PURSER_EXECUTOR_ADDRESS')?.toLowerCase() ?? (production ? null : DEVNET_EXECUTOR_ADDRESS);
   if (executorAddress && !/^0x[0-9a-f]{40}$/.test(executorAddress)) {
     problems.push('PURSER_EXECUTOR_ADDRESS must be an address (0x followed by 40 hex characters)');
+  }
+  // The executor's key signs UserOperations with the session keys delegations name. It must be
+  // the key of PURSER_EXECUTOR_ADDRESS: a key for another address would sign for nobody's grant.
+  const executorKeyRaw = str('PURSER_EXECUTOR_PRIVATE_KEY');
+  let executorPrivateKey: `0x${string}` | null =
+    executorKeyRaw === undefined && !production && executorAddress === DEVNET_EXECUTOR_ADDRESS
+      ? DEVNET_EXECUTOR_PRIVATE_KEY
+      : null;
+  if (executorKeyRaw !== undefined) {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(executorKeyRaw)) {
+      problems.push('PURSER_EXECUTOR_PRIVATE_KEY must be a private key (0x followed by 64 hex characters)');
+    } else {
+      const keyAddress = privateKeyToAddress(executorKeyRaw as `0x${string}`).toLowerCase();
+      if (!executorAddress) {
+        problems.push(
+          `PURSER_EXECUTOR_PRIVATE_KEY needs PURSER_EXECUTOR_ADDRESS set to its address (${keyAddress})`,
+        );
+      } else if (keyAddress !== executorAddress) {
+        problems.push(
+          `PURSER_EXECUTOR_PRIVATE_KEY is the key of ${keyAddress}, not of PURSER_EXECUTOR_ADDRESS ${executorAddress}`,
+        );
+      } else {
+        executorPrivateKey = executorKeyRaw as `0x${string}`;
+      }
+    }
   }
   let siweDomain = 'localhost';
   try {
@@ -452,6 +487,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sealingKey,
     operatorToken,
     executorAddress,
+    executorPrivateKey,
     siwe: { domain: siweDomain, uri: siweUri, chainId: siweChainId },
     rpcUrls,
     devnet: {

@@ -98,7 +98,7 @@ export async function startService(
     const chain = createViemChainPort({
       rpcUrls,
       // The relayer signs the settlement transactions of payments (EIP-3009) and pays their gas.
-      ...(config.payments.relayerPrivateKey ? { executorPrivateKey: config.payments.relayerPrivateKey } : {}),
+      ...(config.payments.relayerPrivateKey ? { relayerPrivateKey: config.payments.relayerPrivateKey } : {}),
     });
     const venues = createVenueAdapters({ config, chain, ...(devnet ? { devnet } : {}) });
     const tokenRegistry = buildTokenRegistry(

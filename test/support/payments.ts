@@ -38,7 +38,7 @@ export async function paymentsSetup(
   const usdc = devnetToken(devnet, PAYMENTS_CHAIN, 'USDC');
   const chain = createViemChainPort({
     rpcUrls: devnetRpcUrls(devnet),
-    executorPrivateKey: relayerKey,
+    relayerPrivateKey: relayerKey,
     pollingIntervalMs: 50,
   });
   if (!usdc.eip3009) throw new Error('devnet USDC has no EIP-3009 domain');

@@ -74,11 +74,11 @@ export class UnknownChainError extends Error {
   }
 }
 
-/** Raised by write operations when no executor key is configured. */
-export class NoExecutorError extends Error {
+/** Raised by write operations when no relayer key is configured. */
+export class NoRelayerError extends Error {
   constructor() {
-    super('No executor key is configured for on-chain writes');
-    this.name = 'NoExecutorError';
+    super('No relayer key is configured for on-chain writes');
+    this.name = 'NoRelayerError';
   }
 }
 
@@ -117,8 +117,12 @@ export interface ChainPort {
   getReceipt(chainId: number, hash: Hex): Promise<TxReceipt | null>;
   waitForReceipt(chainId: number, hash: Hex, options?: WaitOptions): Promise<TxReceipt>;
 
-  /** Address of the configured executor key, or null when the service has none. */
-  executorAddress(): Address | null;
-  /** Signs and sends a transaction from the executor key. Throws NoExecutorError without one. */
+  /**
+   * Address of the relayer: the platform's own signer, which sends and pays for the platform's
+   * transactions (payment settlements, the prediction-market wrap relay). Null without one. Not
+   * the executor (the session signer delegations name), which never sends transactions itself.
+   */
+  relayerAddress(): Address | null;
+  /** Signs and sends a transaction from the relayer key. Throws NoRelayerError without one. */
   sendTransaction(chainId: number, tx: TxRequest): Promise<Hex>;
 }

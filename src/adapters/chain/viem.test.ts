@@ -13,7 +13,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devnetChain, devnetRpcUrls, startDevnet, type Devnet } from '../../devnet/devnet.ts';
 import { fundAddress, newFundedAccount } from '../../devnet/faucet.ts';
-import { NoExecutorError, UnknownChainError, type ChainPort } from './port.ts';
+import { NoRelayerError, UnknownChainError, type ChainPort } from './port.ts';
 import { createViemChainPort } from './viem.ts';
 
 const CHAIN = 8453;
@@ -24,14 +24,14 @@ const transferAuthAbi = parseAbi([
 
 let devnet: Devnet;
 let port: ChainPort;
-let executorKey: Hex;
+let relayerKey: Hex;
 
 beforeAll(async () => {
   devnet = await startDevnet({ chainIds: [CHAIN] });
-  executorKey = (await newFundedAccount(devnet, { chainId: CHAIN, eth: 10n ** 18n })).privateKey;
+  relayerKey = (await newFundedAccount(devnet, { chainId: CHAIN, eth: 10n ** 18n })).privateKey;
   port = createViemChainPort({
     rpcUrls: devnetRpcUrls(devnet),
-    executorPrivateKey: executorKey,
+    relayerPrivateKey: relayerKey,
     pollingIntervalMs: 20,
   });
 }, 60_000);
@@ -105,11 +105,11 @@ describe('viem chain port', () => {
       await port.verifyHash(CHAIN, { signer: account, hash: hashMessage('other'), signature: wrapped }),
     ).toBe(false);
 
-    // Deploy it through the executor, then plain ERC-1271.
+    // Deploy it through the relayer, then plain ERC-1271.
     const tx = await port.sendTransaction(CHAIN, { to: accountFactory, data: factoryData });
     const receipt = await port.waitForReceipt(CHAIN, tx, { timeoutMs: 10_000 });
     expect(receipt.status).toBe('success');
-    expect(receipt.from).toBe(port.executorAddress()?.toLowerCase());
+    expect(receipt.from).toBe(port.relayerAddress()?.toLowerCase());
     expect(await port.isContract(CHAIN, account)).toBe(true);
     expect(await port.verifyHash(CHAIN, { signer: account, hash, signature: sig })).toBe(true);
     const stranger = privateKeyToAccount(generatePrivateKey());
@@ -129,7 +129,7 @@ describe('viem chain port', () => {
     const nonce = keccak256(toHex('port-auth'));
     const message = {
       from: payer.address,
-      to: port.executorAddress()!,
+      to: port.relayerAddress()!,
       value: 400_000n,
       validAfter: 0n,
       validBefore: (await port.latestBlock(CHAIN)).timestamp + 600n,
@@ -182,7 +182,7 @@ describe('viem chain port', () => {
     expect(await port.erc20Balance(CHAIN, usdc, payer.address)).toBe(600_000n);
   });
 
-  it('sends concurrent transactions from the executor without nonce clashes', async () => {
+  it('sends concurrent transactions from the relayer without nonce clashes', async () => {
     const { usdc } = devnetChain(devnet, CHAIN).contracts;
     const mint = parseAbi(['function mint(address to, uint256 amount) returns (bool)']);
     const to = privateKeyToAccount(generatePrivateKey()).address;
@@ -204,11 +204,11 @@ describe('viem chain port', () => {
     ).toBeGreaterThan(0n);
   });
 
-  it('refuses writes without an executor key', async () => {
+  it('refuses writes without a relayer key', async () => {
     const readOnly = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });
-    expect(readOnly.executorAddress()).toBeNull();
+    expect(readOnly.relayerAddress()).toBeNull();
     await expect(
       readOnly.sendTransaction(CHAIN, { to: devnetChain(devnet, CHAIN).contracts.usdc }),
-    ).rejects.toThrow(NoExecutorError);
+    ).rejects.toThrow(NoRelayerError);
   });
 });

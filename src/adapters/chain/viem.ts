@@ -1,5 +1,5 @@
 // Real chain port: viem public clients over HTTP JSON-RPC, one per configured chain id, and
-// (optionally) wallet clients for the executor key.
+// (optionally) wallet clients for the relayer key.
 
 import {
   createPublicClient,
@@ -19,7 +19,7 @@ import {
 import { nonceManager, privateKeyToAccount } from 'viem/accounts';
 import { base, baseSepolia, polygon } from 'viem/chains';
 import {
-  NoExecutorError,
+  NoRelayerError,
   UnknownChainError,
   type BlockHead,
   type ChainClient,
@@ -35,8 +35,8 @@ import {
 export interface ViemChainPortOptions {
   /** JSON-RPC URL per chain id. */
   rpcUrls: Record<number, string>;
-  /** Private key of the executor (the service's own signer for on-chain writes). */
-  executorPrivateKey?: Hex;
+  /** Private key of the relayer (the platform's own signer for on-chain writes; it pays their gas). */
+  relayerPrivateKey?: Hex;
   /** Timeout of one RPC request (default 10 s). */
   requestTimeoutMs?: number;
   /** Retries of a failed RPC request (default 2). */
@@ -115,10 +115,10 @@ export function createViemChainPort(options: ViemChainPortOptions): ChainPort {
     );
   }
 
-  const executor: Account | null =
-    options.executorPrivateKey === undefined
+  const relayer: Account | null =
+    options.relayerPrivateKey === undefined
       ? null
-      : privateKeyToAccount(options.executorPrivateKey, { nonceManager });
+      : privateKeyToAccount(options.relayerPrivateKey, { nonceManager });
   const wallets = new Map<number, WalletClient<Transport, Chain, Account>>();
 
   const client = (chainId: number): ChainClient => {
@@ -128,13 +128,13 @@ export function createViemChainPort(options: ViemChainPortOptions): ChainPort {
   };
 
   const wallet = (chainId: number): WalletClient<Transport, Chain, Account> => {
-    if (!executor) throw new NoExecutorError();
+    if (!relayer) throw new NoRelayerError();
     const existing = wallets.get(chainId);
     if (existing) return existing;
     const chain = chains.get(chainId);
     const transport = transports.get(chainId);
     if (!chain || !transport) throw new UnknownChainError(chainId, ids);
-    const created = createWalletClient({ account: executor, chain, transport });
+    const created = createWalletClient({ account: relayer, chain, transport });
     wallets.set(chainId, created);
     return created;
   };
@@ -225,7 +225,7 @@ export function createViemChainPort(options: ViemChainPortOptions): ChainPort {
       return toReceipt(r);
     },
 
-    executorAddress: () => executor?.address ?? null,
+    relayerAddress: () => relayer?.address ?? null,
     async sendTransaction(chainId, tx: TxRequest): Promise<Hex> {
       const w = wallet(chainId);
       return w.sendTransaction({

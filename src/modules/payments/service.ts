@@ -105,7 +105,7 @@ export async function paymentTerms(deps: PaymentsDeps): Promise<PaymentTerms> {
         'PAYMENTS_CHAIN_ID. Until then, no top-up or x402 payment can be accepted.',
     });
   }
-  if (chain.executorAddress() === null) {
+  if (chain.relayerAddress() === null) {
     throw new AppError('UNAVAILABLE', 'The payment relayer is not connected to the chain port.');
   }
   const asset = getAddress(usdc.address);
