@@ -17,6 +17,7 @@ import {
   getContractAddress,
   http,
   encodeFunctionData,
+  isHex,
   parseAbi,
   parseEther,
   parseUnits,
@@ -26,7 +27,7 @@ import {
   type Hex,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { artifact, loadArtifacts, type Artifacts } from '../../devnet/compile.ts';
+import { artifact, DEVNET_DIR, loadArtifacts, type Artifacts } from '../../devnet/compile.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import { isAlive } from '../core/process.ts';
 import { startAggregatorFakes, type FakeChain } from './fakes/index.ts';
@@ -92,6 +93,15 @@ export interface DevnetContracts {
   /** Base (8453) only, the `aerodrome` venue: a v2 factory for its pools and DevAerodromeRouter. */
   aerodromePoolFactory?: Address;
   aerodromeRouter?: Address;
+  /**
+   * Base and Base Sepolia: ZeroDev Kernel v3.1 as published (devnet/vendor/kernel-v3.1.json), the
+   * implementation (bound to EntryPoint v0.7) and its KernelFactory (`createAccount(bytes data,
+   * bytes32 salt)`, `getAddress(bytes data, bytes32 salt)`). At devnet addresses, not ZeroDev's
+   * canonical ones: point the SDK at them with `factoryAddress`, `accountImplementationAddress`
+   * and `useMetaFactory: false`.
+   */
+  kernelImplementation?: Address;
+  kernelFactory?: Address;
 }
 
 export interface DevnetChain {
@@ -444,16 +454,33 @@ type PlanStep = Deployment | DeployerCall;
 interface Deployment {
   call?: undefined;
   key: DeployedKey;
-  /** A contract compiled from devnet/*.sol, or the npm build artifact named by `npmArtifact`. */
+  /**
+   * A contract compiled from devnet/*.sol, or the one `npmArtifact` or `vendorArtifact` names
+   * (then only a label for messages).
+   */
   contract: string;
   /** Module path of a JSON build artifact (`abi` and `bytecode`) in an npm package. */
   npmArtifact?: string;
+  /** Published creation code kept in devnet/vendor/ (for contracts no installable package ships). */
+  vendorArtifact?: VendorArtifact;
   /** Constructor arguments; a function gets the addresses of the deployments before it. */
   args: readonly unknown[] | ((deployed: Partial<Record<DeployedKey, Address>>) => readonly unknown[]);
   token?: Omit<DevnetToken, 'address'>;
   /** A price feed: the pair it prices (`ETH/USD`). */
   feed?: string;
 }
+
+/**
+ * A field of a JSON file in devnet/vendor/ holding creation code as hex, and the constructor's
+ * signature (`constructor(address entrypoint)`), which the file names in a field of its own.
+ */
+interface VendorArtifact {
+  file: string;
+  creationCodeField: string;
+  constructorField: string;
+}
+
+const KERNEL_V3_1_FILE = 'kernel-v3.1.json';
 
 /** Feed decimals and the answers the devnet starts with (USD per unit, 8 decimals as on Base). */
 export const DEVNET_FEED_DECIMALS = 8;
@@ -610,6 +637,32 @@ export function deploymentPlan(chainId: number): PlanStep[] {
       },
     );
   }
+  if (chainId === BASE_CHAIN_ID || chainId === BASE_SEPOLIA_CHAIN_ID) {
+    // Kernel's constructor only records the EntryPoint's address, so the EntryPoint, deployed
+    // after the plan, need not exist yet.
+    plan.push(
+      {
+        key: 'kernelImplementation',
+        contract: 'Kernel v3.1',
+        vendorArtifact: {
+          file: KERNEL_V3_1_FILE,
+          creationCodeField: 'kernelCreationCode',
+          constructorField: 'kernelConstructor',
+        },
+        args: [ENTRY_POINT_V07],
+      },
+      {
+        key: 'kernelFactory',
+        contract: 'KernelFactory v3.1',
+        vendorArtifact: {
+          file: KERNEL_V3_1_FILE,
+          creationCodeField: 'kernelFactoryCreationCode',
+          constructorField: 'kernelFactoryConstructor',
+        },
+        args: (d) => [need(d, 'kernelImplementation')],
+      },
+    );
+  }
   return plan;
 }
 
@@ -623,8 +676,23 @@ export function expectedDevnetContracts(chainId: number): DevnetContracts {
   return out as DevnetContracts;
 }
 
-/** Creation code and ABI of a deployment: compiled here, or from an npm package's build artifact. */
+/** Creation code and (constructor) ABI of a vendored artifact, read from devnet/vendor/. */
+function vendorCreationCode(v: VendorArtifact): { abi: Abi; bytecode: Hex } {
+  const path = join(DEVNET_DIR, 'vendor', v.file);
+  const json = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  const code = json[v.creationCodeField];
+  const ctor = json[v.constructorField];
+  if (typeof code !== 'string' || !isHex(code) || code.length <= 2 || typeof ctor !== 'string') {
+    throw new Error(
+      `${path}: no creation code in "${v.creationCodeField}" or constructor in "${v.constructorField}"`,
+    );
+  }
+  return { abi: parseAbi([ctor]), bytecode: code };
+}
+
+/** Creation code and ABI of a deployment: compiled here, from an npm package's build artifact, or vendored. */
 function creationCode(artifacts: Artifacts, d: Deployment): { abi: Abi; bytecode: Hex } {
+  if (d.vendorArtifact) return vendorCreationCode(d.vendorArtifact);
   if (!d.npmArtifact) return artifact(artifacts, d.contract);
   const require = createRequire(import.meta.url);
   const json = require(d.npmArtifact) as { abi: Abi; bytecode: string };
