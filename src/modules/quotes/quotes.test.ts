@@ -12,6 +12,7 @@ import {
   type Address,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { devnetDeps, type DevnetDepsOptions } from '../../../test/support/devnet-deps.ts';
@@ -100,6 +101,7 @@ describe('POST /v1/quotes on the devnet’s own markets', () => {
       [{ sell_token: 'USDC', buy_token: 'WETH', sell_amount: '01' }, 'sell_amount'],
       [{ sell_token: 'USDC', buy_token: 'WETH', sell_amount: '1.5' }, 'sell_amount'],
       [{ sell_token: 'USDC', buy_token: 'WETH', sell_amount: 100 }, 'sell_amount'],
+      [{ sell_token: 'USDC', buy_token: 'WETH', sell_amount: (2n ** 256n).toString() }, 'sell_amount'],
       [{ sell_token: 'USDC', buy_token: 'DOGE', sell_amount: '100' }, 'buy_token'],
       [{ sell_token: 'USDC', buy_token: 'USDC', sell_amount: '100' }, 'sell_token and buy_token'],
       [{ sell_token: 'USDC', buy_token: 'WETH', sell_amount: '100', chain_id: 1 }, 'chain_id 1'],
@@ -117,6 +119,42 @@ describe('POST /v1/quotes on the devnet’s own markets', () => {
       'INVALID_REQUEST',
     );
     expect(chainError.next).toEqual([expect.objectContaining({ method: 'GET', path: '/v1/tokens' })]);
+  });
+
+  it('answers fuzzed quotes with a comparison, a 400 or the 502 of no venue: never another 5xx', async () => {
+    const symbols = ['USDC', 'WETH', 'EURC', 'usdc', 'weth', 'DOGE'];
+    const tokenArb = fc.oneof(
+      fc.constantFrom(...symbols, token(devnet, 'USDC'), token(devnet, 'WETH'), token(devnet, 'EURC')),
+      fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => `0x${Buffer.from(b).toString('hex')}`),
+    );
+    const amountArb = fc.oneof(
+      fc.bigInt({ min: 1n, max: 10n ** 30n }).map(String),
+      fc.constantFrom('1', '0', '007', '1e18', '-5', (2n ** 256n - 1n).toString()),
+    );
+    const chainArb = fc.option(fc.constantFrom(8453, 84532, 137, 1), { nil: undefined });
+    await fc.assert(
+      fc.asyncProperty(tokenArb, tokenArb, amountArb, chainArb, async (sell, buy, amount, chainId) => {
+        const res = await quote(t, {
+          sell_token: sell,
+          buy_token: buy,
+          sell_amount: amount,
+          ...(chainId ? { chain_id: chainId } : {}),
+        });
+        expect([200, 400, 502], res.body).toContain(res.statusCode);
+        if (res.statusCode === 200) {
+          const body = res.json() as QuoteComparison;
+          expect(body.full_size.quotes.length).toBeGreaterThan(0);
+          expect(body.sliced_plan === null).toBe(body.planner_abort !== null);
+        } else {
+          expectErrorBody(
+            res,
+            res.statusCode,
+            res.statusCode === 400 ? 'INVALID_REQUEST' : 'VENUE_UNAVAILABLE',
+          );
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('answers 502 VENUE_UNAVAILABLE when no venue serves the chain, or all are switched off', async () => {

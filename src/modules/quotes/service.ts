@@ -124,6 +124,14 @@ export async function compareQuotes(
   request: QuoteRequest,
   deadline: Deadline,
 ): Promise<QuoteComparison> {
+  if (request.sellAmount >= 2n ** 256n) {
+    throw invalidRequest(
+      'sell_amount is larger than any token amount can be (at most 2^256 − 1 base units).',
+      {
+        remediation: 'Give the amount in base units of the sell token, as a uint256.',
+      },
+    );
+  }
   const chain = supportedChain(deps.registry, request.chainId);
   const sell = resolveToken(deps.registry, chain, 'sell_token', request.sellToken);
   const buy = resolveToken(deps.registry, chain, 'buy_token', request.buyToken);
