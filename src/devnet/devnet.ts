@@ -102,6 +102,14 @@ export interface DevnetContracts {
    */
   kernelImplementation?: Address;
   kernelFactory?: Address;
+  /**
+   * Base and Base Sepolia: the devnet's own ECDSA validator module for Kernel
+   * (devnet/KernelECDSAValidator.sol), with the interface of ZeroDev's ECDSAValidator
+   * (`ecdsaValidatorStorage(address) returns (address owner)`, `onInstall(bytes owner20)`,
+   * `validateUserOp`, `isValidSignatureWithSender`, …). Root validator of devnet Kernel accounts:
+   * pass it to the SDK as the validator address in place of ZeroDev's canonical module.
+   */
+  kernelEcdsaValidator?: Address;
 }
 
 export interface DevnetChain {
@@ -662,6 +670,9 @@ export function deploymentPlan(chainId: number): PlanStep[] {
         args: (d) => [need(d, 'kernelImplementation')],
       },
     );
+  }
+  if (chainId === BASE_CHAIN_ID || chainId === BASE_SEPOLIA_CHAIN_ID) {
+    plan.push({ key: 'kernelEcdsaValidator', contract: 'KernelECDSAValidator', args: [] });
   }
   return plan;
 }
