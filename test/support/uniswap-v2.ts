@@ -116,7 +116,14 @@ export async function newTaker(
     transport: http(pool.rpcUrl, { retryCount: 0 }),
   });
   const send = async (call: { to: Address; data: Hex; value: bigint }): Promise<void> => {
-    const hash = await wallet.sendTransaction({ to: call.to, data: call.data, value: call.value });
+    // An explicit limit: a Uniswap v2 swap costs more when its block is the first of a new second
+    // (the pair writes its price accumulators), so an estimate made a second earlier can fall short.
+    const hash = await wallet.sendTransaction({
+      to: call.to,
+      data: call.data,
+      value: call.value,
+      gas: 1_000_000n,
+    });
     const receipt = await pool.publicClient.waitForTransactionReceipt({
       hash,
       pollingInterval: 20,
