@@ -30,13 +30,9 @@ import {
   type Hex,
   type Log,
 } from 'viem';
-import {
-  entryPoint07Abi,
-  getUserOperationHash,
-  toPackedUserOperation,
-  type UserOperation,
-} from 'viem/account-abstraction';
-import { generatePrivateKey, privateKeyToAccount, toAccount, type LocalAccount } from 'viem/accounts';
+import { entryPoint07Abi, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { ecdsaRootValidator } from '../../test/support/kernel.ts';
 import { describe, expect, inject, it } from 'vitest';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import {
@@ -66,49 +62,6 @@ function clients(chainId: number) {
     publicClient: createPublicClient({ chain: viemChain, transport, pollingInterval: 20 }),
   };
 }
-
-/**
- * What @zerodev/ecdsa-validator's `signerToEcdsaValidator` hands the SDK for a root validator:
- * the validator module's address as identifier (type SECONDARY, 0x01), the owner's address as the
- * data the module is installed with, and the owner's signatures — over the userOpHash as an
- * EIP-191 message, and over Kernel's EIP-712 wrapper for ERC-1271.
- */
-function ecdsaRootValidator(
-  validatorAddress: Address,
-  owner: LocalAccount,
-  chainId: number,
-): KernelValidator<'ECDSAValidator'> {
-  return {
-    ...toAccount({
-      address: validatorAddress,
-      signMessage: ({ message }) => owner.signMessage({ message }),
-      signTransaction: () => Promise.reject(new Error('a validator signs no transactions')),
-      signTypedData: (typedData) => owner.signTypedData(typedData),
-    }),
-    source: 'ECDSAValidator',
-    validatorType: 'SECONDARY',
-    supportedKernelVersions: '>=0.3.0',
-    getIdentifier: () => validatorAddress,
-    getEnableData: () => Promise.resolve(owner.address),
-    getNonceKey: (_account, customNonceKey) => Promise.resolve(customNonceKey ?? 0n),
-    // A well-formed 65-byte signature nobody made (gas estimation only).
-    getStubSignature: () => Promise.resolve(STUB_SIGNATURE),
-    signUserOperation: (userOperation) => {
-      const { chainId: opChainId, ...op } = userOperation;
-      const hash = getUserOperationHash({
-        userOperation: { ...op, signature: '0x' } as UserOperation<'0.7'>,
-        entryPointAddress: ENTRY_POINT_V07,
-        entryPointVersion: '0.7',
-        chainId: opChainId ?? chainId,
-      });
-      return owner.signMessage({ message: { raw: hash } });
-    },
-    isEnabled: () => Promise.resolve(false),
-  };
-}
-
-const STUB_SIGNATURE: Hex =
-  '0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c';
 
 const validatorAbi = parseAbi([
   'struct PackedUserOperation { address sender; uint256 nonce; bytes initCode; bytes callData; bytes32 accountGasLimits; uint256 preVerificationGas; bytes32 gasFees; bytes paymasterAndData; bytes signature; }',

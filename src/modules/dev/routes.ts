@@ -1,8 +1,15 @@
 import { getAddress } from 'viem';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import { formatScaled, moveDevnetPrice } from './price-feeds.ts';
-import { FaucetRequest, FaucetResponse, PriceFeedMoveRequest, PriceFeedMoveResponse } from './schemas.ts';
-import { fundFromFaucet } from './service.ts';
+import {
+  FaucetRequest,
+  FaucetResponse,
+  KernelAccountRequest,
+  KernelAccountResponse,
+  PriceFeedMoveRequest,
+  PriceFeedMoveResponse,
+} from './schemas.ts';
+import { fundFromFaucet, kernelAccountFromFaucet } from './service.ts';
 
 /** Development helpers under /v1/dev/: never mounted in production. */
 export const devRoutes: RouteDefinition[] = [
@@ -74,6 +81,53 @@ export const devRoutes: RouteDefinition[] = [
             updated_at: Number(moved.updatedAt),
             tx_hash: moved.txHash,
             reference: moved.reference,
+          },
+        };
+      }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/dev/kernel-accounts',
+    operationId: 'devKernelAccount',
+    summary: 'Development only: the Kernel v3.1 smart account of an owner, optionally deployed and funded',
+    description:
+      'The address is the one the ZeroDev SDK computes for the owner and index on the devnet’s Kernel ' +
+      'factory, implementation and ECDSA validator (`useMetaFactory: false`). `deploy` creates it now; ' +
+      '`eth_wei` and `tokens` fund it through the faucet. Repeating the call is harmless.',
+    tags: ['development'],
+    class: 'public',
+    wallet: false,
+    devOnly: true,
+    schema: { body: KernelAccountRequest, response: { 200: KernelAccountResponse } },
+    handler: async ({ deps, body, deadline, replayable }) =>
+      replayable(async () => {
+        const { account, txHashes, funded } = await kernelAccountFromFaucet(deps.devnet, deadline, {
+          chainId: body.chain_id,
+          owner: getAddress(body.owner),
+          index: BigInt(body.index ?? '0'),
+          deploy: body.deploy ?? false,
+          ...(body.eth_wei ? { ethWei: body.eth_wei } : {}),
+          ...(body.tokens ? { tokens: body.tokens } : {}),
+        });
+        return {
+          status: 200,
+          body: {
+            chain_id: account.chainId,
+            address: account.address,
+            owner: account.owner,
+            index: account.index.toString(),
+            deployed: account.deployed,
+            factory: account.factory,
+            implementation: account.implementation,
+            ecdsa_validator: account.ecdsaValidator,
+            factory_data: account.factoryData,
+            tx_hashes: txHashes,
+            balances: {
+              eth_wei: (funded?.eth ?? 0n).toString(),
+              tokens: Object.fromEntries(
+                Object.entries(funded?.tokens ?? {}).map(([k, v]) => [k, v.toString()]),
+              ),
+            },
           },
         };
       }),

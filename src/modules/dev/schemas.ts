@@ -72,3 +72,44 @@ export const PriceFeedMoveResponse = Type.Object({
     Type.Null(),
   ]),
 });
+
+export const KernelAccountRequest = Type.Object(
+  {
+    chain_id: Type.Integer({ description: 'A devnet chain with Kernel: 8453 or 84532' }),
+    owner: Address,
+    index: Type.Optional(
+      Type.String({
+        pattern: '^(0|[1-9][0-9]{0,76})$',
+        description: 'Account index (the SDK’s `index`), default 0',
+      }),
+    ),
+    deploy: Type.Optional(Type.Boolean({ description: 'Deploy it now (default: leave it counterfactual)' })),
+    eth_wei: Type.Optional(BaseUnits),
+    tokens: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { symbol: Type.String({ minLength: 1, maxLength: 16 }), amount: BaseUnits },
+          { additionalProperties: false },
+        ),
+        { maxItems: 8 },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const KernelAccountResponse = Type.Object({
+  chain_id: Type.Integer(),
+  address: Address,
+  owner: Address,
+  index: Type.String(),
+  deployed: Type.Boolean(),
+  factory: Address,
+  implementation: Address,
+  ecdsa_validator: Address,
+  factory_data: Type.String({
+    description: 'The factory call a first UserOperation carries to deploy the account',
+  }),
+  tx_hashes: Type.Array(Type.String()),
+  balances: Type.Object({ eth_wei: Type.String(), tokens: Type.Record(Type.String(), Type.String()) }),
+});

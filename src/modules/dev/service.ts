@@ -2,6 +2,11 @@ import type { Address } from 'viem';
 import { AppError, invalidRequest, unavailable } from '../../core/errors/app-error.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
 import { fundAddress, type FundResult } from '../../devnet/faucet.ts';
+import {
+  deployDevnetKernelAccount,
+  devnetKernelAccount,
+  type KernelAccount,
+} from '../../devnet/kernel-accounts.ts';
 import type { DevnetInfo } from '../../devnet/devnet.ts';
 
 export interface FaucetParameters {
@@ -57,4 +62,59 @@ export async function fundFromFaucet(
       cause: err,
     });
   }
+}
+
+export interface KernelAccountParameters {
+  chainId: number;
+  owner: Address;
+  index: bigint;
+  deploy: boolean;
+  ethWei?: string;
+  tokens?: { symbol: string; amount: string }[];
+}
+
+/**
+ * A Kernel v3.1 account for `owner` on a devnet chain (development only): its counterfactual
+ * address, deployed when asked, funded through the faucet when asked.
+ * Errors: UNAVAILABLE without a devnet; INVALID_REQUEST for a chain without Kernel.
+ */
+export async function kernelAccountFromFaucet(
+  devnet: DevnetInfo | undefined,
+  deadline: Deadline,
+  params: KernelAccountParameters,
+): Promise<{ account: KernelAccount; txHashes: string[]; funded: FundResult | null }> {
+  if (!devnet) {
+    throw unavailable('The devnet is not running, so there are no Kernel accounts to make.', {
+      remediation: 'Start the service in development with DEVNET=true (the default).',
+    });
+  }
+  const chain = devnet.chains[params.chainId];
+  if (!chain?.contracts.kernelFactory) {
+    const withKernel = Object.values(devnet.chains)
+      .filter((c) => c.contracts.kernelFactory)
+      .map((c) => c.chainId);
+    throw invalidRequest(
+      `chain_id ${params.chainId} has no Kernel v3.1 on this devnet; use one of ${withKernel.join(', ')}.`,
+    );
+  }
+  deadline.check('reading the Kernel factory');
+  let account = await devnetKernelAccount(devnet, params.chainId, params.owner, params.index);
+  const txHashes: string[] = [];
+  if (params.deploy && !account.deployed) {
+    deadline.check('deploying the Kernel account');
+    const hash = await deployDevnetKernelAccount(devnet, account);
+    if (hash) txHashes.push(hash);
+    account = { ...account, deployed: true };
+  }
+  let funded: FundResult | null = null;
+  if (params.ethWei || (params.tokens && params.tokens.length > 0)) {
+    funded = await fundFromFaucet(devnet, deadline, {
+      chainId: params.chainId,
+      address: account.address,
+      ...(params.ethWei ? { ethWei: params.ethWei } : {}),
+      ...(params.tokens ? { tokens: params.tokens } : {}),
+    });
+    txHashes.push(...funded.txHashes);
+  }
+  return { account, txHashes, funded };
 }
