@@ -3,20 +3,21 @@ import { Type } from 'typebox';
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: 'EVM address' });
 const BaseUnits = Type.String({ pattern: '^(0|[1-9][0-9]{0,77})$', description: 'amount in base units' });
 
+/** Test tokens to mint, by devnet symbol (any case), in base units. */
+const FaucetTokens = Type.Array(
+  Type.Object(
+    { symbol: Type.String({ minLength: 1, maxLength: 16 }), amount: BaseUnits },
+    { additionalProperties: false },
+  ),
+  { maxItems: 8 },
+);
+
 export const FaucetRequest = Type.Object(
   {
     chain_id: Type.Integer({ description: 'A devnet chain id' }),
     address: Address,
     eth_wei: Type.Optional(BaseUnits),
-    tokens: Type.Optional(
-      Type.Array(
-        Type.Object(
-          { symbol: Type.String({ minLength: 1, maxLength: 16 }), amount: BaseUnits },
-          { additionalProperties: false },
-        ),
-        { maxItems: 8 },
-      ),
-    ),
+    tokens: Type.Optional(FaucetTokens),
   },
   { additionalProperties: false },
 );
@@ -85,15 +86,7 @@ export const KernelAccountRequest = Type.Object(
     ),
     deploy: Type.Optional(Type.Boolean({ description: 'Deploy it now (default: leave it counterfactual)' })),
     eth_wei: Type.Optional(BaseUnits),
-    tokens: Type.Optional(
-      Type.Array(
-        Type.Object(
-          { symbol: Type.String({ minLength: 1, maxLength: 16 }), amount: BaseUnits },
-          { additionalProperties: false },
-        ),
-        { maxItems: 8 },
-      ),
-    ),
+    tokens: Type.Optional(FaucetTokens),
   },
   { additionalProperties: false },
 );
