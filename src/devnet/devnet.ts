@@ -110,6 +110,24 @@ export interface DevnetContracts {
    * pass it to the SDK as the validator address in place of ZeroDev's canonical module.
    */
   kernelEcdsaValidator?: Address;
+  /**
+   * Base and Base Sepolia: the devnet's own session-key modules for Kernel permissions, with the
+   * interfaces of ZeroDev's (`onInstall(bytes32 permissionId ‖ data)` from the account; signer:
+   * `checkUserOpSignature(bytes32 id, PackedUserOperation, bytes32 userOpHash) returns (uint256)`,
+   * `checkSignature(bytes32 id, address, bytes32, bytes) returns (bytes4)`; policies:
+   * `checkUserOpPolicy(bytes32 id, PackedUserOperation) returns (uint256)`,
+   * `checkSignaturePolicy(bytes32 id, address, bytes32, bytes) returns (uint256)`). They decode
+   * what src/modules/delegations/kernel.ts emits; pass them as the delegations' module addresses
+   * (and to the SDK as `signerContractAddress` / `policyAddress`) in place of ZeroDev's.
+   * ECDSA signer (module type 6, devnet/KernelECDSASigner.sol): data = the session key's address.
+   */
+  kernelEcdsaSigner?: Address;
+  /** Call policy (type 5, devnet/KernelCallPolicy.sol): data = `abi.encode(Permission[])`, no parameter rules. */
+  kernelCallPolicy?: Address;
+  /** Timestamp policy (type 5, devnet/KernelTimestampPolicy.sol): data = `abi.encode(uint48 validAfter, uint48 validUntil)`. */
+  kernelTimestampPolicy?: Address;
+  /** Rate-limit policy (type 5, devnet/KernelRateLimitPolicy.sol): data = `uint48 interval ‖ uint48 count ‖ uint48 startAt`. */
+  kernelRateLimitPolicy?: Address;
 }
 
 export interface DevnetChain {
@@ -673,6 +691,14 @@ export function deploymentPlan(chainId: number): PlanStep[] {
   }
   if (chainId === BASE_CHAIN_ID || chainId === BASE_SEPOLIA_CHAIN_ID) {
     plan.push({ key: 'kernelEcdsaValidator', contract: 'KernelECDSAValidator', args: [] });
+  }
+  if (chainId === BASE_CHAIN_ID || chainId === BASE_SEPOLIA_CHAIN_ID) {
+    plan.push(
+      { key: 'kernelEcdsaSigner', contract: 'KernelECDSASigner', args: [] },
+      { key: 'kernelCallPolicy', contract: 'KernelCallPolicy', args: [] },
+      { key: 'kernelTimestampPolicy', contract: 'KernelTimestampPolicy', args: [] },
+      { key: 'kernelRateLimitPolicy', contract: 'KernelRateLimitPolicy', args: [] },
+    );
   }
   return plan;
 }
