@@ -1,0 +1,421 @@
+// The devnet's session-key modules for Kernel permissions (devnet/KernelECDSASigner.sol,
+// KernelCallPolicy.sol, KernelTimestampPolicy.sol, KernelRateLimitPolicy.sol), installed for a
+// stand-in account with exactly the bytes the delegations module emits, and asked as Kernel asks
+// them (calls from the account's address, UserOperations whose callData is Kernel's `execute`).
+
+import {
+  concat,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  encodeAbiParameters,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  http,
+  keccak256,
+  pad,
+  parseAbi,
+  parseEther,
+  slice,
+  toHex,
+  zeroAddress,
+  type Address,
+  type Hex,
+} from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { describe, expect, inject, it } from 'vitest';
+import { chainDefinition } from '../adapters/chain/viem.ts';
+import {
+  newPermissionId,
+  permissionElements,
+  type KernelModules,
+  type PermissionCall,
+  type PermissionScope,
+} from '../modules/delegations/kernel.ts';
+import { BASE_CHAIN_ID, BASE_SEPOLIA_CHAIN_ID, devnetChain, expectedDevnetContracts } from './devnet.ts';
+
+const devnet = inject('devnet');
+
+const moduleAbi = parseAbi([
+  'struct PackedUserOperation { address sender; uint256 nonce; bytes initCode; bytes callData; bytes32 accountGasLimits; uint256 preVerificationGas; bytes32 gasFees; bytes paymasterAndData; bytes signature; }',
+  'function onInstall(bytes data) payable',
+  'function onUninstall(bytes data) payable',
+  'function isModuleType(uint256 typeId) pure returns (bool)',
+  'function isInitialized(address wallet) view returns (bool)',
+  'function checkUserOpPolicy(bytes32 id, PackedUserOperation userOp) payable returns (uint256)',
+  'function checkSignaturePolicy(bytes32 id, address sender, bytes32 hash, bytes sig) view returns (uint256)',
+  'function checkUserOpSignature(bytes32 id, PackedUserOperation userOp, bytes32 userOpHash) payable returns (uint256)',
+  'function checkSignature(bytes32 id, address sender, bytes32 hash, bytes sig) view returns (bytes4)',
+  'error AlreadyInitialized(address smartAccount)',
+  'error NotInitialized(address smartAccount)',
+  'error InvalidCallData()',
+  'error InvalidCallType()',
+  'error CallViolatesValueRule()',
+  'error CallToAccount()',
+  'error ParamRulesUnsupported()',
+  'error InvalidTimeWindow(uint48 validAfter, uint48 validUntil)',
+  'error InvalidSignature()',
+]);
+const kernelExecuteAbi = parseAbi(['function execute(bytes32 execMode, bytes executionCalldata) payable']);
+const wethAbi = parseAbi(['function withdraw(uint256 wad)']);
+
+const HOUR = 3600;
+const SINGLE: Hex = pad('0x00', { size: 32, dir: 'right' });
+const BATCH: Hex = pad('0x01', { size: 32, dir: 'right' });
+
+interface Call {
+  to: Address;
+  value: bigint;
+  data: Hex;
+}
+
+/** Kernel's `execute(mode, executionCalldata)` for one call (packed) or a batch (ABI-encoded). */
+function executeCallData(calls: Call[], batch = calls.length > 1): Hex {
+  const [first] = calls;
+  const executionCalldata =
+    batch || !first
+      ? encodeAbiParameters(
+          [
+            {
+              type: 'tuple[]',
+              components: [
+                { name: 'target', type: 'address' },
+                { name: 'value', type: 'uint256' },
+                { name: 'callData', type: 'bytes' },
+              ],
+            },
+          ],
+          [calls.map((c) => ({ target: c.to, value: c.value, callData: c.data }))],
+        )
+      : concat([first.to, toHex(first.value, { size: 32 }), first.data]);
+  return encodeFunctionData({
+    abi: kernelExecuteAbi,
+    functionName: 'execute',
+    args: [batch ? BATCH : SINGLE, executionCalldata],
+  });
+}
+
+function userOp(sender: Address, callData: Hex, signature: Hex = '0x') {
+  return {
+    sender,
+    nonce: 0n,
+    initCode: '0x' as Hex,
+    callData,
+    accountGasLimits: pad('0x', { size: 32 }),
+    preVerificationGas: 0n,
+    gasFees: pad('0x', { size: 32 }),
+    paymasterAndData: '0x' as Hex,
+    signature,
+  };
+}
+
+/** How EntryPoint v0.7 reads validation data: accepted when no aggregator/failure and `now` is in the window. */
+function acceptedAt(validationData: bigint, now: bigint): boolean {
+  const mask48 = 2n ** 48n - 1n;
+  if (validationData % 2n ** 160n !== 0n) return false;
+  const until = (validationData >> 160n) & mask48;
+  const after = validationData >> 208n;
+  return now >= after && now <= (until === 0n ? mask48 : until);
+}
+
+/** A stand-in Kernel account on Base: an address the test sends from (anvil impersonation). */
+async function standInAccount() {
+  const chain = devnetChain(devnet, BASE_CHAIN_ID);
+  const viemChain = chainDefinition(chain.chainId, chain.rpcUrl);
+  const transport = http(chain.rpcUrl, { retryCount: 0 });
+  const publicClient = createPublicClient({ chain: viemChain, transport, pollingInterval: 20 });
+  const testClient = createTestClient({ mode: 'anvil', chain: viemChain, transport });
+  const address = privateKeyToAccount(generatePrivateKey()).address;
+  await testClient.setBalance({ address, value: parseEther('1') });
+  await testClient.impersonateAccount({ address });
+  const wallet = createWalletClient({ account: address, chain: viemChain, transport });
+  const modules: KernelModules = {
+    ecdsaSigner: chain.contracts.kernelEcdsaSigner!,
+    callPolicy: chain.contracts.kernelCallPolicy!,
+    timestampPolicy: chain.contracts.kernelTimestampPolicy!,
+    rateLimitPolicy: chain.contracts.kernelRateLimitPolicy!,
+    ecdsaValidator: chain.contracts.kernelEcdsaValidator!,
+  };
+  const send = async (to: Address, data: Hex) => {
+    const hash = await wallet.sendTransaction({ to, data, gas: 2_000_000n });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+    if (receipt.status !== 'success') throw new Error(`transaction to ${to} reverted`);
+  };
+  const now = async () => (await publicClient.getBlock()).timestamp;
+
+  /** Installs a permission as Kernel does: `onInstall(bytes32(permissionId) ‖ data)` per element. */
+  const install = async (permissionId: Hex, elements: Hex[]) => {
+    for (const element of elements) {
+      const module = getAddress(slice(element, 2, 22));
+      await send(
+        module,
+        encodeFunctionData({
+          abi: moduleAbi,
+          functionName: 'onInstall',
+          args: [concat([idOf(permissionId), slice(element, 22)])],
+        }),
+      );
+    }
+  };
+  /** `checkUserOpPolicy` as Kernel calls it (from the account), without keeping its effects. */
+  const checkPolicy = async (policy: Address, permissionId: Hex, callData: Hex) =>
+    (
+      await publicClient.simulateContract({
+        address: policy,
+        abi: moduleAbi,
+        functionName: 'checkUserOpPolicy',
+        args: [idOf(permissionId), userOp(address, callData)],
+        account: address,
+      })
+    ).result;
+  /** The same call as a transaction: a use that counts (the rate limit). */
+  const usePolicy = (policy: Address, permissionId: Hex) =>
+    send(
+      policy,
+      encodeFunctionData({
+        abi: moduleAbi,
+        functionName: 'checkUserOpPolicy',
+        args: [idOf(permissionId), userOp(address, executeCallData([]))],
+      }),
+    );
+  return { chain, publicClient, address, modules, install, checkPolicy, usePolicy, send, now };
+}
+
+/** The bytes32 id Kernel passes modules: the 4-byte permissionId, left-aligned. */
+function idOf(permissionId: Hex): Hex {
+  return pad(permissionId, { size: 32, dir: 'right' });
+}
+
+function scopeOf(calls: PermissionCall[], validAfter: number, validUntil: number, rateLimit = null) {
+  return { calls, validAfter, validUntil, rateLimit } as PermissionScope;
+}
+
+describe('session-key modules for Kernel permissions on the devnet', () => {
+  it.each([BASE_CHAIN_ID, BASE_SEPOLIA_CHAIN_ID])(
+    'chain %i has the ECDSA signer (module type 6) and the call, timestamp and rate-limit policies (type 5)',
+    async (chainId) => {
+      const chain = devnetChain(devnet, chainId);
+      const client = createPublicClient({
+        chain: chainDefinition(chainId, chain.rpcUrl),
+        transport: http(chain.rpcUrl, { retryCount: 0 }),
+      });
+      const expected = expectedDevnetContracts(chainId);
+      const keys = [
+        'kernelEcdsaSigner',
+        'kernelCallPolicy',
+        'kernelTimestampPolicy',
+        'kernelRateLimitPolicy',
+      ] as const;
+      for (const key of keys) {
+        const address = chain.contracts[key];
+        expect(address).toBe(expected[key]);
+        const types = await Promise.all(
+          [1n, 4n, 5n, 6n].map((typeId) =>
+            client.readContract({
+              address: address!,
+              abi: moduleAbi,
+              functionName: 'isModuleType',
+              args: [typeId],
+            }),
+          ),
+        );
+        expect(types).toEqual(
+          key === 'kernelEcdsaSigner' ? [false, false, false, true] : [false, false, true, false],
+        );
+      }
+    },
+  );
+
+  it('call policy: allowed single and batch calls pass; an off-list target or selector, a value over the limit, a self-call fail', async () => {
+    const a = await standInAccount();
+    const { usdc, weth } = a.chain.contracts;
+    const payee = privateKeyToAccount(generatePrivateKey()).address;
+    const stranger = privateKeyToAccount(generatePrivateKey()).address;
+    const calls: PermissionCall[] = [
+      { target: usdc, selector: '0xa9059cbb', valueLimit: 0n }, // transfer
+      { target: weth, selector: '0x2e1a7d4d', valueLimit: 0n }, // withdraw
+      { target: payee, selector: '0x00000000', valueLimit: parseEther('0.1') }, // plain ETH
+    ];
+    const pid = newPermissionId();
+    const [callElement] = permissionElements(a.modules, stranger, scopeOf(calls, 0, 0));
+    expect(slice(callElement!, 2, 22).toLowerCase()).toBe(a.modules.callPolicy.toLowerCase());
+    await a.install(pid, [callElement!]);
+
+    const transfer = (to: Address = usdc): Call => ({
+      to,
+      value: 0n,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 1_000_000n] }),
+    });
+    const withdraw: Call = {
+      to: weth,
+      value: 0n,
+      data: encodeFunctionData({ abi: wethAbi, functionName: 'withdraw', args: [1n] }),
+    };
+    const pay = (value: bigint): Call => ({ to: payee, value, data: '0x' });
+    const check = (callsOfOp: Call[], batch?: boolean) =>
+      a.checkPolicy(a.modules.callPolicy, pid, executeCallData(callsOfOp, batch));
+
+    expect(await check([transfer()])).toBe(0n);
+    expect(await check([pay(parseEther('0.1'))])).toBe(0n);
+    expect(await check([transfer(), withdraw, pay(1n)])).toBe(0n);
+    expect(await check([withdraw], true)).toBe(0n);
+
+    await expect(check([transfer(weth)])).rejects.toThrow(/InvalidCallData/); // off-list target
+    const approve: Call = {
+      to: usdc,
+      value: 0n,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [payee, 1n] }),
+    };
+    await expect(check([approve])).rejects.toThrow(/InvalidCallData/); // off-list selector
+    await expect(check([transfer(), approve])).rejects.toThrow(/InvalidCallData/); // one bad batch item
+    await expect(check([pay(parseEther('0.1') + 1n)])).rejects.toThrow(/CallViolatesValueRule/);
+    await expect(check([{ ...transfer(), value: 1n }])).rejects.toThrow(/CallViolatesValueRule/);
+    await expect(check([{ ...transfer(), to: a.address }])).rejects.toThrow(/CallToAccount/);
+    // Not `execute`: refused whatever it calls.
+    await expect(
+      a.checkPolicy(
+        a.modules.callPolicy,
+        pid,
+        concat(['0x12345678', slice(executeCallData([transfer()]), 4)]),
+      ),
+    ).rejects.toThrow(/InvalidCallData/);
+    // Another permission id of the same account has no grant.
+    expect(await a.checkPolicy(a.modules.callPolicy, newPermissionId(), executeCallData([transfer()]))).toBe(
+      1n,
+    );
+    // A permission id is installed once.
+    await expect(a.install(pid, [callElement!])).rejects.toThrow(/reverted/);
+  });
+
+  it('timestamp policy: answers the window, which the EntryPoint refuses before valid_after and after valid_until', async () => {
+    const a = await standInAccount();
+    const now = Number(await a.now());
+    const op = executeCallData([{ to: a.chain.contracts.usdc, value: 0n, data: '0x' }]);
+    const windows = {
+      current: [now - HOUR, now + HOUR],
+      expired: [now - 3 * HOUR, now - 2 * HOUR],
+      future: [now + 2 * HOUR, now + 3 * HOUR],
+    } as const;
+    const results: Record<string, boolean> = {};
+    for (const [name, [after, until]] of Object.entries(windows)) {
+      const pid = newPermissionId();
+      const [, timeElement] = permissionElements(a.modules, a.address, scopeOf([], after, until));
+      expect(slice(timeElement!, 2, 22).toLowerCase()).toBe(a.modules.timestampPolicy.toLowerCase());
+      await a.install(pid, [timeElement!]);
+      const data = await a.checkPolicy(a.modules.timestampPolicy, pid, op);
+      expect(data).toBe((BigInt(until) << 160n) | (BigInt(after) << 208n));
+      results[name] = acceptedAt(data, await a.now());
+      const sigPolicy = await a.publicClient.readContract({
+        address: a.modules.timestampPolicy,
+        abi: moduleAbi,
+        functionName: 'checkSignaturePolicy',
+        args: [idOf(pid), a.address, keccak256('0x01'), '0x'],
+        account: a.address,
+      });
+      expect(sigPolicy).toBe(name === 'current' ? 0n : 1n);
+    }
+    expect(results).toEqual({ current: true, expired: false, future: false });
+
+    // validUntil before validAfter is refused at install.
+    const [, bad] = permissionElements(a.modules, a.address, scopeOf([], now, now - 1));
+    await expect(a.install(newPermissionId(), [bad!])).rejects.toThrow(/reverted/);
+  });
+
+  it('rate-limit policy: count uses in total, one per interval from the start; the (count+1)-th use fails', async () => {
+    const a = await standInAccount();
+    const now = Number(await a.now());
+    const policy = a.modules.rateLimitPolicy;
+    const op = executeCallData([]);
+    const rateLimited = (startAt: number, count: number, intervalSecs: number) => {
+      const scope = {
+        calls: [],
+        validAfter: startAt,
+        validUntil: now + 10 * HOUR,
+        rateLimit: { count, intervalSecs },
+      };
+      const elements = permissionElements(a.modules, a.address, scope);
+      const element = elements[2]!;
+      expect(slice(element, 2, 22).toLowerCase()).toBe(policy.toLowerCase());
+      return element;
+    };
+
+    // Started 10 h ago, two uses one hour apart: both due now, the third is refused.
+    const spent = newPermissionId();
+    await a.install(spent, [rateLimited(now - 10 * HOUR, 2, HOUR)]);
+    const first = await a.checkPolicy(policy, spent, op);
+    expect(first).toBe(BigInt(now - 10 * HOUR) << 208n);
+    expect(acceptedAt(first, await a.now())).toBe(true);
+    await a.usePolicy(policy, spent);
+    const second = await a.checkPolicy(policy, spent, op);
+    expect(second).toBe(BigInt(now - 9 * HOUR) << 208n);
+    expect(acceptedAt(second, await a.now())).toBe(true);
+    await a.usePolicy(policy, spent);
+    expect(await a.checkPolicy(policy, spent, op)).toBe(1n);
+
+    // Started now, five uses an hour apart: the second inside the first hour is not due yet.
+    const hourly = newPermissionId();
+    await a.install(hourly, [rateLimited(now - 10, 5, HOUR)]);
+    expect(acceptedAt(await a.checkPolicy(policy, hourly, op), await a.now())).toBe(true);
+    await a.usePolicy(policy, hourly);
+    const early = await a.checkPolicy(policy, hourly, op);
+    expect(early).toBe(BigInt(now - 10 + HOUR) << 208n);
+    expect(acceptedAt(early, await a.now())).toBe(false);
+  });
+
+  it("ECDSA signer: the session key's signature passes (EIP-191 or raw), a foreign signer's fails", async () => {
+    const a = await standInAccount();
+    const sessionKey = privateKeyToAccount(generatePrivateKey());
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const pid = newPermissionId();
+    const elements = permissionElements(a.modules, sessionKey.address, scopeOf([], 0, 0));
+    const signerElement = elements[elements.length - 1]!;
+    // kernel.ts's signer element: flag NOT_FOR_VALIDATE_SIG ‖ signer ‖ the session key.
+    expect(signerElement.toLowerCase()).toBe(
+      concat(['0x0002', a.modules.ecdsaSigner, sessionKey.address]).toLowerCase(),
+    );
+    await a.install(pid, [signerElement]);
+
+    const userOpHash = keccak256(toHex(`purser ${pid}`));
+    const check = async (signature: Hex, id = pid) =>
+      (
+        await a.publicClient.simulateContract({
+          address: a.modules.ecdsaSigner,
+          abi: moduleAbi,
+          functionName: 'checkUserOpSignature',
+          args: [idOf(id), userOp(a.address, executeCallData([]), signature), userOpHash],
+          account: a.address,
+        })
+      ).result;
+    expect(await check(await sessionKey.signMessage({ message: { raw: userOpHash } }))).toBe(0n);
+    expect(await check(await sessionKey.sign({ hash: userOpHash }))).toBe(0n);
+    const foreign = await stranger.signMessage({ message: { raw: userOpHash } });
+    expect(await check(foreign)).toBe(1n);
+    // The key signed another hash: not this op.
+    expect(await check(await sessionKey.signMessage({ message: { raw: keccak256('0x02') } }))).toBe(1n);
+    // Another permission id of the account has no key.
+    expect(
+      await check(await sessionKey.signMessage({ message: { raw: userOpHash } }), newPermissionId()),
+    ).toBe(1n);
+
+    const erc1271 = (sig: Hex) =>
+      a.publicClient.readContract({
+        address: a.modules.ecdsaSigner,
+        abi: moduleAbi,
+        functionName: 'checkSignature',
+        args: [idOf(pid), zeroAddress, userOpHash, sig],
+        account: a.address,
+      });
+    expect(await erc1271(await sessionKey.signMessage({ message: { raw: userOpHash } }))).toBe('0x1626ba7e');
+    expect(await erc1271(foreign)).toBe('0xffffffff');
+    expect(
+      await a.publicClient.readContract({
+        address: a.modules.ecdsaSigner,
+        abi: moduleAbi,
+        functionName: 'isInitialized',
+        args: [a.address],
+      }),
+    ).toBe(true);
+    await expect(a.install(pid, [signerElement])).rejects.toThrow(/reverted/);
+  });
+});
