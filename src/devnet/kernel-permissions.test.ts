@@ -23,17 +23,33 @@ import {
   type Address,
   type Hex,
 } from 'viem';
+import {
+  entryPoint07Abi,
+  getUserOperationHash,
+  toPackedUserOperation,
+  type UserOperation,
+} from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, inject, it } from 'vitest';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import {
+  buildPermission,
+  kernelAbi,
   newPermissionId,
   permissionElements,
   type KernelModules,
   type PermissionCall,
   type PermissionScope,
 } from '../modules/delegations/kernel.ts';
-import { BASE_CHAIN_ID, BASE_SEPOLIA_CHAIN_ID, devnetChain, expectedDevnetContracts } from './devnet.ts';
+import {
+  BASE_CHAIN_ID,
+  BASE_SEPOLIA_CHAIN_ID,
+  devnetChain,
+  ENTRY_POINT_V07,
+  expectedDevnetContracts,
+} from './devnet.ts';
+import { fundAddress, newFundedAccount } from './faucet.ts';
+import { deployDevnetKernelAccount, devnetKernelAccount } from './kernel-accounts.ts';
 
 const devnet = inject('devnet');
 
@@ -417,5 +433,178 @@ describe('session-key modules for Kernel permissions on the devnet', () => {
       }),
     ).toBe(true);
     await expect(a.install(pid, [signerElement])).rejects.toThrow(/reverted/);
+  });
+
+  it('a Kernel account runs a session key: enable mode installs the grant and executes, default mode follows, an off-grant op is refused', async () => {
+    const a = await standInAccount();
+    const { chain, publicClient } = a;
+    const viemChain = chainDefinition(chain.chainId, chain.rpcUrl);
+    const transport = http(chain.rpcUrl, { retryCount: 0 });
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const sessionKey = privateKeyToAccount(generatePrivateKey());
+    const account = await devnetKernelAccount(devnet, BASE_CHAIN_ID, owner.address);
+    await deployDevnetKernelAccount(devnet, account);
+    await fundAddress(devnet, { chainId: BASE_CHAIN_ID, address: account.address, eth: parseEther('1') });
+    const submitter = await newFundedAccount(devnet, { chainId: BASE_CHAIN_ID });
+    const wallet = createWalletClient({
+      account: privateKeyToAccount(submitter.privateKey),
+      chain: viemChain,
+      transport,
+    });
+    const { usdc } = chain.contracts;
+    const recipient = privateKeyToAccount(generatePrivateKey()).address;
+    const mintAbi = parseAbi(['function mint(address to, uint256 amount) returns (bool)']);
+    const mint = (amount: bigint): Call => ({
+      to: usdc,
+      value: 0n,
+      data: encodeFunctionData({ abi: mintAbi, functionName: 'mint', args: [recipient, amount] }),
+    });
+    const balance = () =>
+      publicClient.readContract({
+        address: usdc,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [recipient],
+      });
+
+    const now = Number(await a.now());
+    const permissionId = newPermissionId();
+    const kernelNonce = await publicClient.readContract({
+      address: account.address,
+      abi: kernelAbi,
+      functionName: 'currentNonce',
+    });
+    const built = buildPermission({
+      account: account.address,
+      chainId: BASE_CHAIN_ID,
+      kernelVersion: '0.3.1',
+      modules: a.modules,
+      permissionId,
+      sessionKey: sessionKey.address,
+      kernelNonce,
+      scope: {
+        calls: [{ target: usdc, selector: '0x40c10f19', valueLimit: 0n }],
+        validAfter: now - 60,
+        validUntil: now + HOUR,
+        rateLimit: { count: 5, intervalSecs: 1 },
+      },
+    });
+    const enableSig = await owner.signTypedData(built.typedData);
+    const identifier = pad(permissionId, { size: 20, dir: 'right' });
+    const nonceKey = (mode: Hex) => BigInt(concat([mode, '0x02', identifier, '0x0000']));
+
+    const signedOp = async (calls: Call[], mode: '0x00' | '0x01') => {
+      const { maxFeePerGas, maxPriorityFeePerGas } = await publicClient.estimateFeesPerGas();
+      const op: UserOperation<'0.7'> = {
+        sender: account.address,
+        nonce: await publicClient.readContract({
+          address: ENTRY_POINT_V07,
+          abi: entryPoint07Abi,
+          functionName: 'getNonce',
+          args: [account.address, nonceKey(mode)],
+        }),
+        callData: executeCallData(calls),
+        callGasLimit: 300_000n,
+        verificationGasLimit: 1_500_000n,
+        preVerificationGas: 60_000n,
+        maxFeePerGas,
+        maxPriorityFeePerGas,
+        signature: '0x',
+      };
+      const hash = getUserOperationHash({
+        userOperation: op,
+        entryPointAddress: ENTRY_POINT_V07,
+        entryPointVersion: '0.7',
+        chainId: BASE_CHAIN_ID,
+      });
+      const userOpSig = concat(['0xff', await sessionKey.signMessage({ message: { raw: hash } })]);
+      op.signature =
+        mode === '0x00'
+          ? userOpSig
+          : concat([
+              zeroAddress,
+              encodeAbiParameters(
+                [
+                  { type: 'bytes' },
+                  { type: 'bytes' },
+                  { type: 'bytes' },
+                  { type: 'bytes' },
+                  { type: 'bytes' },
+                ],
+                [built.enableData, '0x', built.selectorData, enableSig, userOpSig],
+              ),
+            ]);
+      return op;
+    };
+    const beneficiary = privateKeyToAccount(generatePrivateKey()).address;
+    const handleOps = async (op: UserOperation<'0.7'>) => {
+      const hash = await wallet.writeContract({
+        address: ENTRY_POINT_V07,
+        abi: entryPoint07Abi,
+        functionName: 'handleOps',
+        args: [[toPackedUserOperation(op)], beneficiary],
+        gas: 5_000_000n,
+      });
+      const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+      return receipt.status;
+    };
+    const simulate = (op: UserOperation<'0.7'>) =>
+      publicClient.simulateContract({
+        address: ENTRY_POINT_V07,
+        abi: entryPoint07Abi,
+        functionName: 'handleOps',
+        args: [[toPackedUserOperation(op)], beneficiary],
+        account: wallet.account,
+        gas: 5_000_000n,
+      });
+
+    // Enable mode: the owner's Enable signature installs the permission, the session key's op runs.
+    const first = await signedOp([mint(5_000_000n)], '0x01');
+    expect(await handleOps(first)).toBe('success');
+    expect(await balance()).toBe(5_000_000n);
+    expect(
+      await publicClient.readContract({
+        address: a.modules.ecdsaSigner,
+        abi: parseAbi(['function signer(bytes32 id, address wallet) view returns (address)']),
+        functionName: 'signer',
+        args: [idOf(permissionId), account.address],
+      }),
+    ).toBe(sessionKey.address);
+
+    // Default mode: the installed permission alone, a batch of two allowed calls.
+    const second = await signedOp([mint(1_000_000n), mint(2_000_000n)], '0x00');
+    expect(await handleOps(second)).toBe('success');
+    expect(await balance()).toBe(8_000_000n);
+
+    // Off the grant (USDC.transfer): validation reverts in the call policy, nothing moves.
+    const offGrant = await signedOp(
+      [
+        {
+          to: usdc,
+          value: 0n,
+          data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [recipient, 1n] }),
+        },
+      ],
+      '0x00',
+    );
+    await expect(simulate(offGrant)).rejects.toThrow(/AA23/);
+    // Signed by another key: refused too.
+    const forged = await signedOp([mint(1n)], '0x00');
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    forged.signature = concat([
+      '0xff',
+      await stranger.signMessage({
+        message: {
+          raw: getUserOperationHash({
+            userOperation: forged,
+            entryPointAddress: ENTRY_POINT_V07,
+            entryPointVersion: '0.7',
+            chainId: BASE_CHAIN_ID,
+          }),
+        },
+      }),
+    ]);
+    await expect(simulate(forged)).rejects.toThrow(/AA24 signature error/);
+    expect(await balance()).toBe(8_000_000n);
   });
 });
