@@ -68,6 +68,8 @@ export interface Config {
     version: '0.3.1' | '0.3.2' | '0.3.3';
     /** Module addresses per chain id (defaults: ZeroDev SDK constants, the same on every chain). */
     modules: Record<number, KernelModuleAddresses>;
+    /** Chains whose addresses `KERNEL_MODULES_<chainId>` set: a devnet never replaces them. */
+    configuredChains: number[];
   };
   /**
    * USD per native coin used to value a delegation's `value_limit` against `spend.per_tx_usd`
@@ -406,11 +408,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`KERNEL_VERSION must be 0.3.1, 0.3.2 or 0.3.3 (got "${kernelVersion}")`);
   }
   const kernelModules: Record<number, KernelModuleAddresses> = {};
+  const kernelConfiguredChains: number[] = [];
   for (const chainId of SUPPORTED_CHAINS) {
     const modules = { ...DEFAULT_KERNEL_MODULES };
     // KERNEL_MODULES_<chainId>: a JSON object overriding some of the addresses.
     const raw = str(`KERNEL_MODULES_${chainId}`);
     if (raw !== undefined) {
+      kernelConfiguredChains.push(chainId);
       try {
         const parsed = JSON.parse(raw) as Record<string, unknown>;
         for (const [name, value] of Object.entries(parsed)) {
@@ -504,6 +508,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kernel: {
       version: kernelVersion === '0.3.2' || kernelVersion === '0.3.3' ? kernelVersion : '0.3.1',
       modules: kernelModules,
+      configuredChains: kernelConfiguredChains,
     },
     nativeUsdReference,
     venues: {

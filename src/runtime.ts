@@ -18,6 +18,7 @@ import {
   startDevnet,
   type DevnetInfo,
 } from './devnet/devnet.ts';
+import { withDevnetKernelModules } from './devnet/kernel-accounts.ts';
 import { checkDevnetState, devnetStateDir, markDevnetRunning, markDevnetStopped } from './devnet/state.ts';
 import { prepareDevOperatorToken, publishDevOperatorAccess } from './cli/dev-operator.ts';
 import { createAuthenticator } from './modules/auth/authenticator.ts';
@@ -89,6 +90,12 @@ export async function startService(
       devnet = await startPersistentDevnet(config, log, handle, stops);
       // Chains the operator pointed elsewhere keep their RPC URL; the rest use the devnet.
       rpcUrls = { ...devnetRpcUrls(devnet), ...config.rpcUrls };
+      // Delegations name the devnet's own Kernel modules there (unless KERNEL_MODULES_<id> is set).
+      config.kernel.modules = withDevnetKernelModules(
+        config.kernel.modules,
+        config.kernel.configuredChains,
+        devnet,
+      );
     }
 
     const credentials = await startCredentialCache(handle);

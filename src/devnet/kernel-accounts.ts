@@ -127,3 +127,46 @@ export async function deployDevnetKernelAccount(
   }
   return hash;
 }
+
+/** The five Kernel modules the devnet deployed on a chain, named as the delegations config names them. */
+export interface DevnetKernelModules {
+  ecdsaSigner: Address;
+  callPolicy: Address;
+  timestampPolicy: Address;
+  rateLimitPolicy: Address;
+  ecdsaValidator: Address;
+}
+
+/**
+ * The module addresses delegations use, with the devnet's own modules on every devnet chain that
+ * has all five, except chains whose addresses the operator set (`KERNEL_MODULES_<chainId>`).
+ */
+export function withDevnetKernelModules<M extends object>(
+  modules: Record<number, M>,
+  configuredChains: readonly number[],
+  devnet: DevnetInfo,
+): Record<number, M | (M & DevnetKernelModules)> {
+  const out: Record<number, M | (M & DevnetKernelModules)> = { ...modules };
+  for (const chain of Object.values(devnet.chains)) {
+    const c = chain.contracts;
+    if (configuredChains.includes(chain.chainId)) continue;
+    if (
+      !c.kernelEcdsaSigner ||
+      !c.kernelCallPolicy ||
+      !c.kernelTimestampPolicy ||
+      !c.kernelRateLimitPolicy ||
+      !c.kernelEcdsaValidator
+    ) {
+      continue;
+    }
+    out[chain.chainId] = {
+      ...(modules[chain.chainId] ?? ({} as M)),
+      ecdsaSigner: c.kernelEcdsaSigner,
+      callPolicy: c.kernelCallPolicy,
+      timestampPolicy: c.kernelTimestampPolicy,
+      rateLimitPolicy: c.kernelRateLimitPolicy,
+      ecdsaValidator: c.kernelEcdsaValidator,
+    };
+  }
+  return out;
+}

@@ -33,6 +33,8 @@ import {
 import { entryPoint07Abi, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ecdsaRootValidator } from '../../test/support/kernel.ts';
+import { loadConfig } from '../config.ts';
+import { withDevnetKernelModules } from './kernel-accounts.ts';
 import { describe, expect, inject, it } from 'vitest';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import {
@@ -424,5 +426,26 @@ describe('Kernel v3.1 on the devnet', () => {
     expect(await publicClient.verifyMessage({ address: account.address, message, signature: foreign })).toBe(
       false,
     );
+  });
+});
+
+describe('the devnet’s Kernel modules in the delegations configuration', () => {
+  it('replace ZeroDev’s addresses on the devnet’s chains, except where the operator configured them', () => {
+    const config = loadConfig({
+      KERNEL_MODULES_84532: JSON.stringify({ callPolicy: '0x000000000000000000000000000000000000c0de' }),
+    });
+    expect(config.kernel.configuredChains).toEqual([84532]);
+    const modules = withDevnetKernelModules(config.kernel.modules, config.kernel.configuredChains, devnet);
+    const base = devnet.chains[BASE_CHAIN_ID]!.contracts;
+    expect(modules[BASE_CHAIN_ID]).toEqual({
+      ecdsaSigner: base.kernelEcdsaSigner,
+      callPolicy: base.kernelCallPolicy,
+      timestampPolicy: base.kernelTimestampPolicy,
+      rateLimitPolicy: base.kernelRateLimitPolicy,
+      ecdsaValidator: base.kernelEcdsaValidator,
+    });
+    // Base Sepolia keeps what the operator set; Polygon (no Kernel on the devnet) keeps ZeroDev's.
+    expect(modules[84532]?.callPolicy).toBe('0x000000000000000000000000000000000000c0de');
+    expect(modules[137]).toEqual(config.kernel.modules[137]);
   });
 });
