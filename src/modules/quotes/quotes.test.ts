@@ -403,6 +403,8 @@ async function restorer(rpcUrl: string, pair: Address, quoteToken: Address) {
     const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
     if (receipt.status !== 'success') throw new Error('restore failed');
   };
+  // Explicit gas limits: `sync` costs more in the first block of a new second (the pair writes its
+  // price accumulators), so an estimate made a moment earlier can fall short.
   return {
     async restore() {
       const [a, b] = await client.readContract({ address: pair, abi: pairAbi, functionName: 'getReserves' });
@@ -415,9 +417,12 @@ async function restorer(rpcUrl: string, pair: Address, quoteToken: Address) {
           abi: mintAbi,
           functionName: 'mint',
           args: [pair, wanted - quoteReserve],
+          gas: 300_000n,
         }),
       );
-      await send(await wallet.writeContract({ address: pair, abi: pairAbi, functionName: 'sync' }));
+      await send(
+        await wallet.writeContract({ address: pair, abi: pairAbi, functionName: 'sync', gas: 300_000n }),
+      );
     },
   };
 }
