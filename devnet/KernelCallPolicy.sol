@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {PackedUserOperation, KernelPolicyBase} from "./KernelModuleBase.sol";
+
 /// Devnet call policy for ZeroDev Kernel v3 permissions (module type 5 = policy), written for
 /// Purser: no npm package ships the bytecode of ZeroDev's module.
 ///
@@ -21,19 +23,7 @@ pragma solidity ^0.8.24;
 ///   over the limit: `CallViolatesValueRule`; a call to the account itself: `CallToAccount`; other
 ///   call types: `InvalidCallType`. Violations revert, as ZeroDev's do; a permitted op answers 0.
 /// - `checkSignaturePolicy`: 0 when live, else 1 (no call rules for ERC-1271 signatures).
-contract KernelCallPolicy {
-    struct PackedUserOperation {
-        address sender;
-        uint256 nonce;
-        bytes initCode;
-        bytes callData;
-        bytes32 accountGasLimits;
-        uint256 preVerificationGas;
-        bytes32 gasFees;
-        bytes paymasterAndData;
-        bytes signature;
-    }
-
+contract KernelCallPolicy is KernelPolicyBase {
     struct ParamRule {
         uint8 condition;
         uint64 offset;
@@ -59,28 +49,16 @@ contract KernelCallPolicy {
         uint256 valueLimit;
     }
 
-    enum Status {
-        NA,
-        Live,
-        Deprecated
-    }
-
-    uint256 private constant MODULE_TYPE_POLICY = 5;
-    uint256 private constant SIG_VALIDATION_FAILED = 1;
     bytes4 private constant EXECUTE_SELECTOR = 0xe9ae5c53;
     bytes1 private constant CALLTYPE_SINGLE = 0x00;
     bytes1 private constant CALLTYPE_BATCH = 0x01;
     bytes1 private constant CALLTYPE_DELEGATECALL = 0xff;
 
-    mapping(address wallet => uint256) public usedIds;
-    mapping(bytes32 id => mapping(address wallet => Status)) public status;
     /// Grants by keccak256(callType ‖ target ‖ selector); the account is the inner key (ERC-7562).
     mapping(bytes32 id => mapping(bytes32 permissionHash => mapping(address wallet => Grant))) public grants;
     /// The permission hashes of (id, account), for uninstalling.
     mapping(bytes32 id => mapping(address wallet => bytes32[])) private hashes;
 
-    error AlreadyInitialized(address smartAccount);
-    error NotInitialized(address smartAccount);
     error DuplicatePermission(bytes32 permissionHash);
     error ParamRulesUnsupported();
     error InvalidCallType();
@@ -88,10 +66,8 @@ contract KernelCallPolicy {
     error CallViolatesValueRule();
     error CallToAccount();
 
-    function onInstall(bytes calldata data) external payable {
-        bytes32 id = bytes32(data[0:32]);
-        if (status[id][msg.sender] != Status.NA) revert AlreadyInitialized(msg.sender);
-        Permission[] memory permissions = abi.decode(data[32:], (Permission[]));
+    function _install(bytes32 id, bytes calldata data) internal override {
+        Permission[] memory permissions = abi.decode(data, (Permission[]));
         for (uint256 i = 0; i < permissions.length; i++) {
             Permission memory p = permissions[i];
             if (p.rules.length != 0) revert ParamRulesUnsupported();
@@ -100,26 +76,12 @@ contract KernelCallPolicy {
             grants[id][h][msg.sender] = Grant(true, p.valueLimit);
             hashes[id][msg.sender].push(h);
         }
-        status[id][msg.sender] = Status.Live;
-        usedIds[msg.sender]++;
     }
 
-    function onUninstall(bytes calldata data) external payable {
-        bytes32 id = bytes32(data[0:32]);
-        if (status[id][msg.sender] != Status.Live) revert NotInitialized(msg.sender);
+    function _uninstall(bytes32 id) internal override {
         bytes32[] storage hs = hashes[id][msg.sender];
         for (uint256 i = 0; i < hs.length; i++) delete grants[id][hs[i]][msg.sender];
         delete hashes[id][msg.sender];
-        status[id][msg.sender] = Status.Deprecated;
-        usedIds[msg.sender]--;
-    }
-
-    function isModuleType(uint256 typeId) external pure returns (bool) {
-        return typeId == MODULE_TYPE_POLICY;
-    }
-
-    function isInitialized(address wallet) external view returns (bool) {
-        return usedIds[wallet] > 0;
     }
 
     function checkUserOpPolicy(bytes32 id, PackedUserOperation calldata userOp) external payable returns (uint256) {

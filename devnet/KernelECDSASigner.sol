@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {PackedUserOperation, InvalidSignature, KernelEcdsa} from "./KernelModuleBase.sol";
+
 /// Devnet ECDSA signer module for ZeroDev Kernel v3 permissions (module type 6 = signer), written
 /// for Purser: no npm package ships the bytecode of ZeroDev's module.
 ///
@@ -17,18 +19,6 @@ pragma solidity ^0.8.24;
 ///   (raw or EIP-191), else 0xffffffff.
 /// A signature from which no address can be recovered reverts (`InvalidSignature`).
 contract KernelECDSASigner {
-    struct PackedUserOperation {
-        address sender;
-        uint256 nonce;
-        bytes initCode;
-        bytes callData;
-        bytes32 accountGasLimits;
-        uint256 preVerificationGas;
-        bytes32 gasFees;
-        bytes paymasterAndData;
-        bytes signature;
-    }
-
     uint256 private constant MODULE_TYPE_SIGNER = 6;
     uint256 private constant SIG_VALIDATION_SUCCESS = 0;
     uint256 private constant SIG_VALIDATION_FAILED = 1;
@@ -43,7 +33,6 @@ contract KernelECDSASigner {
 
     error AlreadyInitialized(address smartAccount);
     error NotInitialized(address smartAccount);
-    error InvalidSignature();
 
     function onInstall(bytes calldata data) external payable {
         bytes32 id = bytes32(data[0:32]);
@@ -90,29 +79,6 @@ contract KernelECDSASigner {
     /// Whether `key` (never zero when installed) signed `hash` itself or its EIP-191 form.
     function _signedBy(address key, bytes32 hash, bytes calldata sig) private pure returns (bool) {
         if (key == address(0)) return false;
-        if (key == _recover(hash, sig)) return true;
-        bytes32 ethHash = keccak256(abi.encodePacked("\x19Ethereum Signed Message:\n32", hash));
-        return key == _recover(ethHash, sig);
-    }
-
-    /// The signer of `digest` from a 65-byte (r, s, v) or 64-byte EIP-2098 signature.
-    function _recover(bytes32 digest, bytes calldata sig) private pure returns (address recovered) {
-        bytes32 r;
-        bytes32 s;
-        uint8 v;
-        if (sig.length == 65) {
-            r = bytes32(sig[0:32]);
-            s = bytes32(sig[32:64]);
-            v = uint8(sig[64]);
-        } else if (sig.length == 64) {
-            r = bytes32(sig[0:32]);
-            bytes32 vs = bytes32(sig[32:64]);
-            s = vs & bytes32(0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-            v = uint8(uint256(vs) >> 255) + 27;
-        } else {
-            revert InvalidSignature();
-        }
-        recovered = ecrecover(digest, v, r, s);
-        if (recovered == address(0)) revert InvalidSignature();
+        return KernelEcdsa.signedBy(key, hash, sig);
     }
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {PackedUserOperation, KernelEcdsa} from "./KernelModuleBase.sol";
+
 /// Devnet ECDSA validator module for ZeroDev Kernel v3 (ERC-7579 module types 1 = validator and
 /// 4 = hook), written for Purser: no npm package ships the bytecode of ZeroDev's module.
 ///
@@ -23,18 +25,6 @@ pragma solidity ^0.8.24;
 ///   msg.sender signed `hash` (raw or EIP-191), else 0xffffffff.
 /// - As a hook: `preCheck` lets only the owner through, `postCheck` does nothing.
 contract KernelECDSAValidator {
-    struct PackedUserOperation {
-        address sender;
-        uint256 nonce;
-        bytes initCode;
-        bytes callData;
-        bytes32 accountGasLimits;
-        uint256 preVerificationGas;
-        bytes32 gasFees;
-        bytes paymasterAndData;
-        bytes signature;
-    }
-
     struct ECDSAValidatorStorage {
         address owner;
     }
@@ -52,7 +42,6 @@ contract KernelECDSAValidator {
     event OwnerRegistered(address indexed kernel, address indexed owner);
 
     error NotInitialized(address smartAccount);
-    error InvalidSignature();
 
     function onInstall(bytes calldata data) external payable {
         address owner = address(bytes20(data[0:20]));
@@ -104,30 +93,6 @@ contract KernelECDSAValidator {
 
     /// Whether the owner of `account` signed `hash` itself or its EIP-191 form.
     function _signedByOwner(address account, bytes32 hash, bytes calldata signature) private view returns (bool) {
-        address owner = ecdsaValidatorStorage[account].owner;
-        if (owner == _recover(hash, signature)) return true;
-        bytes32 ethHash = keccak256(abi.encodePacked("\x19Ethereum Signed Message:\n32", hash));
-        return owner == _recover(ethHash, signature);
-    }
-
-    /// The signer of `digest`; reverts when none can be recovered (so it never equals a zero owner).
-    function _recover(bytes32 digest, bytes calldata signature) private pure returns (address signer) {
-        bytes32 r;
-        bytes32 s;
-        uint8 v;
-        if (signature.length == 65) {
-            r = bytes32(signature[0:32]);
-            s = bytes32(signature[32:64]);
-            v = uint8(signature[64]);
-        } else if (signature.length == 64) {
-            r = bytes32(signature[0:32]);
-            bytes32 vs = bytes32(signature[32:64]);
-            s = vs & bytes32(0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-            v = uint8(uint256(vs) >> 255) + 27;
-        } else {
-            revert InvalidSignature();
-        }
-        signer = ecrecover(digest, v, r, s);
-        if (signer == address(0)) revert InvalidSignature();
+        return KernelEcdsa.signedBy(ecdsaValidatorStorage[account].owner, hash, signature);
     }
 }

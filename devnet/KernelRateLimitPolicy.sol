@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {PackedUserOperation, KernelPolicyBase} from "./KernelModuleBase.sol";
+
 /// Devnet rate-limit policy for ZeroDev Kernel v3 permissions (module type 5 = policy), written for
 /// Purser: no npm package ships the bytecode of ZeroDev's module.
 ///
@@ -14,68 +16,28 @@ pragma solidity ^0.8.24;
 ///   and moves `startAt` on by `interval`; with none left (or not live) it answers 1. A call the
 ///   EntryPoint then refuses as not due reverts, and with it the use.
 /// - `checkSignaturePolicy`: 0 when live, else 1.
-contract KernelRateLimitPolicy {
-    struct PackedUserOperation {
-        address sender;
-        uint256 nonce;
-        bytes initCode;
-        bytes callData;
-        bytes32 accountGasLimits;
-        uint256 preVerificationGas;
-        bytes32 gasFees;
-        bytes paymasterAndData;
-        bytes signature;
-    }
-
-    enum Status {
-        NA,
-        Live,
-        Deprecated
-    }
-
+contract KernelRateLimitPolicy is KernelPolicyBase {
     struct RateLimitConfig {
         uint48 interval;
         uint48 count;
         uint48 startAt;
     }
 
-    uint256 private constant MODULE_TYPE_POLICY = 5;
-    uint256 private constant SIG_VALIDATION_FAILED = 1;
 
-    mapping(address wallet => uint256) public usedIds;
-    mapping(bytes32 id => mapping(address wallet => Status)) public status;
     mapping(bytes32 id => mapping(address wallet => RateLimitConfig)) public rateLimitConfigs;
 
-    error AlreadyInitialized(address smartAccount);
-    error NotInitialized(address smartAccount);
     error InvalidPolicyData();
 
-    function onInstall(bytes calldata data) external payable {
-        bytes32 id = bytes32(data[0:32]);
-        if (status[id][msg.sender] != Status.NA) revert AlreadyInitialized(msg.sender);
-        if (data.length != 50) revert InvalidPolicyData();
-        uint48 interval = uint48(bytes6(data[32:38]));
-        uint48 count = uint48(bytes6(data[38:44]));
-        uint48 startAt = uint48(bytes6(data[44:50]));
+    function _install(bytes32 id, bytes calldata data) internal override {
+        if (data.length != 18) revert InvalidPolicyData();
+        uint48 interval = uint48(bytes6(data[0:6]));
+        uint48 count = uint48(bytes6(data[6:12]));
+        uint48 startAt = uint48(bytes6(data[12:18]));
         rateLimitConfigs[id][msg.sender] = RateLimitConfig(interval, count, startAt);
-        status[id][msg.sender] = Status.Live;
-        usedIds[msg.sender]++;
     }
 
-    function onUninstall(bytes calldata data) external payable {
-        bytes32 id = bytes32(data[0:32]);
-        if (status[id][msg.sender] != Status.Live) revert NotInitialized(msg.sender);
+    function _uninstall(bytes32 id) internal override {
         delete rateLimitConfigs[id][msg.sender];
-        status[id][msg.sender] = Status.Deprecated;
-        usedIds[msg.sender]--;
-    }
-
-    function isModuleType(uint256 typeId) external pure returns (bool) {
-        return typeId == MODULE_TYPE_POLICY;
-    }
-
-    function isInitialized(address wallet) external view returns (bool) {
-        return usedIds[wallet] > 0;
     }
 
     function checkUserOpPolicy(bytes32 id, PackedUserOperation calldata) external payable returns (uint256) {

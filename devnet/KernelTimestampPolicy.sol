@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {PackedUserOperation, KernelPolicyBase} from "./KernelModuleBase.sol";
+
 /// Devnet timestamp policy for ZeroDev Kernel v3 permissions (module type 5 = policy), written for
 /// Purser: no npm package ships the bytecode of ZeroDev's module.
 ///
@@ -15,65 +17,25 @@ pragma solidity ^0.8.24;
 ///   1 when the permission is not live.
 /// - `checkSignaturePolicy`: 0 inside the window, 1 outside it or when not live (ZeroDev's answers 0
 ///   whatever the time; the devnet's is stricter, see docs/decisions.md).
-contract KernelTimestampPolicy {
-    struct PackedUserOperation {
-        address sender;
-        uint256 nonce;
-        bytes initCode;
-        bytes callData;
-        bytes32 accountGasLimits;
-        uint256 preVerificationGas;
-        bytes32 gasFees;
-        bytes paymasterAndData;
-        bytes signature;
-    }
-
-    enum Status {
-        NA,
-        Live,
-        Deprecated
-    }
-
+contract KernelTimestampPolicy is KernelPolicyBase {
     struct TimePolicyConfig {
         uint48 validAfter;
         uint48 validUntil;
     }
 
-    uint256 private constant MODULE_TYPE_POLICY = 5;
-    uint256 private constant SIG_VALIDATION_FAILED = 1;
 
-    mapping(address wallet => uint256) public usedIds;
-    mapping(bytes32 id => mapping(address wallet => Status)) public status;
     mapping(bytes32 id => mapping(address wallet => TimePolicyConfig)) public timeWindow;
 
-    error AlreadyInitialized(address smartAccount);
-    error NotInitialized(address smartAccount);
     error InvalidTimeWindow(uint48 validAfter, uint48 validUntil);
 
-    function onInstall(bytes calldata data) external payable {
-        bytes32 id = bytes32(data[0:32]);
-        if (status[id][msg.sender] != Status.NA) revert AlreadyInitialized(msg.sender);
-        (uint48 validAfter, uint48 validUntil) = abi.decode(data[32:], (uint48, uint48));
+    function _install(bytes32 id, bytes calldata data) internal override {
+        (uint48 validAfter, uint48 validUntil) = abi.decode(data, (uint48, uint48));
         if (validUntil != 0 && validUntil <= validAfter) revert InvalidTimeWindow(validAfter, validUntil);
         timeWindow[id][msg.sender] = TimePolicyConfig(validAfter, validUntil);
-        status[id][msg.sender] = Status.Live;
-        usedIds[msg.sender]++;
     }
 
-    function onUninstall(bytes calldata data) external payable {
-        bytes32 id = bytes32(data[0:32]);
-        if (status[id][msg.sender] != Status.Live) revert NotInitialized(msg.sender);
+    function _uninstall(bytes32 id) internal override {
         delete timeWindow[id][msg.sender];
-        status[id][msg.sender] = Status.Deprecated;
-        usedIds[msg.sender]--;
-    }
-
-    function isModuleType(uint256 typeId) external pure returns (bool) {
-        return typeId == MODULE_TYPE_POLICY;
-    }
-
-    function isInitialized(address wallet) external view returns (bool) {
-        return usedIds[wallet] > 0;
     }
 
     function checkUserOpPolicy(bytes32 id, PackedUserOperation calldata) external payable returns (uint256) {
