@@ -257,8 +257,11 @@ export const DEVNET_RELAYER_PRIVATE_KEY =
 /** Anvil's default account #4: the development platform treasury. */
 export const DEVNET_TREASURY_ADDRESS = '0x15d34aaf54267db7d7c367839aaf71a00a2c6a65';
 
-/** Addresses of the permission modules on one chain (lowercase hex). */
+/** Addresses of the Kernel deployment and the permission modules on one chain. */
 export interface KernelModuleAddresses {
+  /** KernelFactory and the implementation its accounts proxy to (counterfactual addresses). */
+  factory: `0x${string}`;
+  implementation: `0x${string}`;
   ecdsaSigner: `0x${string}`;
   callPolicy: `0x${string}`;
   timestampPolicy: `0x${string}`;
@@ -268,6 +271,8 @@ export interface KernelModuleAddresses {
 
 /** ZeroDev SDK constants (protocol reference §3.8, §3.10); CallPolicy v0.0.4 (storage-rule fix). */
 export const DEFAULT_KERNEL_MODULES: KernelModuleAddresses = {
+  factory: '0xaac5D4240AF87249B3f71BC8E4A2cae074A3E419',
+  implementation: '0xBAC849bB641841b44E965fB01A4Bf5F074f84b4D',
   ecdsaSigner: '0x6A6F069E2a08c2468e7724Ab3250CdBFBA14D4FF',
   callPolicy: '0x9a52283276A0ec8740DF50bF01B28A80D880eaf2',
   timestampPolicy: '0xB9f8f524bE6EcD8C945b1b87f9ae5C192FdCE20F',

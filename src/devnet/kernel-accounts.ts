@@ -1,57 +1,44 @@
-// Kernel v3.1 accounts on the devnet, as the ZeroDev SDK makes them: the factory's
-// `createAccount(initData, salt)` with `initData = initialize(0x01‖ECDSA validator, no hook,
-// owner, 0x, [])` and `salt = index` as 32 bytes, so the counterfactual address here is the one
-// `createKernelAccount({index, useMetaFactory: false, factoryAddress, accountImplementationAddress})`
-// computes (src/devnet/kernel-accounts.test.ts checks it against the SDK). Development and tests.
+// Kernel v3.1 accounts on the devnet, as the ZeroDev SDK makes them (the address derivation is
+// src/modules/delegations/kernel-account.ts; src/modules/dev/kernel-accounts.test.ts checks it
+// against the SDK): reading whether one is deployed, and deploying it. Development and tests.
 
 import {
-  concat,
   createPublicClient,
   createTestClient,
   createWalletClient,
-  encodeFunctionData,
   http,
-  parseAbi,
   parseEther,
-  toHex,
-  zeroAddress,
   type Address,
   type Hex,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
+import {
+  counterfactualKernelAccount,
+  type CounterfactualAccount,
+  type KernelDeployment,
+} from '../modules/delegations/kernel-account.ts';
 import { devnetChain, type DevnetInfo } from './devnet.ts';
 
-const kernelInitAbi = parseAbi([
-  'function initialize(bytes21 _rootValidator, address hook, bytes validatorData, bytes hookData, bytes[] initConfig)',
-]);
-const kernelFactoryAbi = parseAbi([
-  'function createAccount(bytes data, bytes32 salt) payable returns (address)',
-  'function getAddress(bytes data, bytes32 salt) view returns (address)',
-]);
-
-export interface KernelAccount {
+export interface KernelAccount extends CounterfactualAccount {
   chainId: number;
-  address: Address;
-  owner: Address;
-  index: bigint;
   deployed: boolean;
-  factory: Address;
   implementation: Address;
   /** The root validator: the devnet's ECDSA validator module, with `owner` as its signer. */
   ecdsaValidator: Address;
-  /** `createAccount` calldata for the factory: what a first UserOperation's initCode carries. */
-  factoryData: Hex;
 }
 
-/** Kernel's `initialize` data for an account whose root validator is `validator` with `owner`. */
-export function kernelInitData(validator: Address, owner: Address): Hex {
-  return encodeFunctionData({
-    abi: kernelInitAbi,
-    functionName: 'initialize',
-    // Validation id: type 0x01 (a validator module) followed by its address.
-    args: [concat(['0x01', validator]), zeroAddress, owner, '0x', []],
-  });
+/** The Kernel v3.1 deployment of a devnet chain (Base and Base Sepolia have one). */
+export function devnetKernelDeployment(devnet: DevnetInfo, chainId: number): KernelDeployment {
+  const {
+    kernelFactory: factory,
+    kernelImplementation: implementation,
+    kernelEcdsaValidator: ecdsaValidator,
+  } = devnetChain(devnet, chainId).contracts;
+  if (!factory || !implementation || !ecdsaValidator) {
+    throw new Error(`Devnet chain ${chainId} has no Kernel v3.1 (only Base and Base Sepolia do)`);
+  }
+  return { factory, implementation, ecdsaValidator };
 }
 
 /** The Kernel account of `owner` at `index` on a devnet chain: its address, and whether it has code. */
@@ -61,40 +48,18 @@ export async function devnetKernelAccount(
   owner: Address,
   index = 0n,
 ): Promise<KernelAccount> {
-  const chain = devnetChain(devnet, chainId);
-  const {
-    kernelFactory: factory,
-    kernelImplementation: implementation,
-    kernelEcdsaValidator: validator,
-  } = chain.contracts;
-  if (!factory || !implementation || !validator) {
-    throw new Error(`Devnet chain ${chainId} has no Kernel v3.1 (only Base and Base Sepolia do)`);
-  }
-  if (index < 0n || index >= 2n ** 256n) throw new RangeError('index must be a uint256');
-  const client = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0 }) });
-  const initData = kernelInitData(validator, owner);
-  const salt = toHex(index, { size: 32 });
-  const address = await client.readContract({
-    address: factory,
-    abi: kernelFactoryAbi,
-    functionName: 'getAddress',
-    args: [initData, salt],
+  const deployment = devnetKernelDeployment(devnet, chainId);
+  const account = counterfactualKernelAccount(deployment, owner, index);
+  const client = createPublicClient({
+    transport: http(devnetChain(devnet, chainId).rpcUrl, { retryCount: 0 }),
   });
-  const code = await client.getCode({ address });
+  const code = await client.getCode({ address: account.address });
   return {
+    ...account,
     chainId,
-    address,
-    owner,
-    index,
     deployed: (code?.length ?? 0) > 2,
-    factory,
-    implementation,
-    ecdsaValidator: validator,
-    factoryData: encodeFunctionData({
-      abi: kernelFactoryAbi,
-      functionName: 'createAccount',
-      args: [initData, salt],
-    }),
+    implementation: deployment.implementation,
+    ecdsaValidator: deployment.ecdsaValidator,
   };
 }
 
@@ -128,8 +93,10 @@ export async function deployDevnetKernelAccount(
   return hash;
 }
 
-/** The five Kernel modules the devnet deployed on a chain, named as the delegations config names them. */
+/** The devnet's Kernel deployment and modules on a chain, named as the delegations config names them. */
 export interface DevnetKernelModules {
+  factory: Address;
+  implementation: Address;
   ecdsaSigner: Address;
   callPolicy: Address;
   timestampPolicy: Address;
@@ -138,8 +105,8 @@ export interface DevnetKernelModules {
 }
 
 /**
- * The module addresses delegations use, with the devnet's own modules on every devnet chain that
- * has all five, except chains whose addresses the operator set (`KERNEL_MODULES_<chainId>`).
+ * The module addresses delegations use, with the devnet's own Kernel and modules on every devnet
+ * chain that has them all, except chains whose addresses the operator set (`KERNEL_MODULES_<chainId>`).
  */
 export function withDevnetKernelModules<M extends object>(
   modules: Record<number, M>,
@@ -151,6 +118,8 @@ export function withDevnetKernelModules<M extends object>(
     const c = chain.contracts;
     if (configuredChains.includes(chain.chainId)) continue;
     if (
+      !c.kernelFactory ||
+      !c.kernelImplementation ||
       !c.kernelEcdsaSigner ||
       !c.kernelCallPolicy ||
       !c.kernelTimestampPolicy ||
@@ -161,6 +130,8 @@ export function withDevnetKernelModules<M extends object>(
     }
     out[chain.chainId] = {
       ...(modules[chain.chainId] ?? ({} as M)),
+      factory: c.kernelFactory,
+      implementation: c.kernelImplementation,
       ecdsaSigner: c.kernelEcdsaSigner,
       callPolicy: c.kernelCallPolicy,
       timestampPolicy: c.kernelTimestampPolicy,

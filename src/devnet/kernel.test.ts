@@ -438,6 +438,8 @@ describe('the devnet’s Kernel modules in the delegations configuration', () =>
     const modules = withDevnetKernelModules(config.kernel.modules, config.kernel.configuredChains, devnet);
     const base = devnet.chains[BASE_CHAIN_ID]!.contracts;
     expect(modules[BASE_CHAIN_ID]).toEqual({
+      factory: base.kernelFactory,
+      implementation: base.kernelImplementation,
       ecdsaSigner: base.kernelEcdsaSigner,
       callPolicy: base.kernelCallPolicy,
       timestampPolicy: base.kernelTimestampPolicy,

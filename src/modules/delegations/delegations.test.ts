@@ -1,15 +1,17 @@
 // Delegations over HTTP against the devnet: prepare (encoding, policy fit), read, list, confirm
-// against the DevAccount's on-chain owner and live nonce, revoke, renew, expiry, the wallet pin
-// on /{id} routes, and a fuzz of bad prepare bodies (400 naming the field, nothing stored).
+// against a real Kernel v3.1 account's ECDSA owner and live nonce (or, undeployed, its
+// counterfactual derivation), revoke, renew, expiry, the wallet pin on /{id} routes, and a fuzz of
+// bad prepare bodies (400 naming the field, nothing stored).
 
 import fc from 'fast-check';
 import {
   createPublicClient,
-  createWalletClient,
+  createTestClient,
+  encodeFunctionData,
   getAddress,
   hashTypedData,
   http,
-  parseAbi,
+  parseEther,
   type Address,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -24,10 +26,16 @@ import {
   type AccountWithSession,
 } from '../../../test/support/identity.ts';
 import { chainDefinition, createViemChainPort } from '../../adapters/chain/viem.ts';
+import { testConfig } from '../../config.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { devnetChain, devnetRpcUrls, devnetTokenAddresses } from '../../devnet/devnet.ts';
-import { newFundedAccount } from '../../devnet/faucet.ts';
+import {
+  deployDevnetKernelAccount,
+  devnetKernelAccount,
+  withDevnetKernelModules,
+} from '../../devnet/kernel-accounts.ts';
 import { buildTokenRegistry } from '../registry/index.ts';
+import { kernelAbi } from './kernel.ts';
 import type { Delegation, Revocation } from './service.ts';
 import { expireDelegations } from './service.ts';
 
@@ -36,7 +44,6 @@ const CHAIN = 84532;
 const clock = new ManualClock('2026-03-01T12:00:00.000Z');
 const NOW = Math.floor(clock.now().getTime() / 1000);
 const DAY = 24 * 3600;
-const factoryAbi = parseAbi(['function createAccount(address owner, uint256 salt) returns (address)']);
 const rpcUrl = devnetChain(devnet, CHAIN).rpcUrl;
 const publicClient = createPublicClient({ chain: chainDefinition(CHAIN, rpcUrl), transport: http(rpcUrl) });
 
@@ -46,23 +53,11 @@ let usdc: Address;
 let ownerKey: PrivateKeyAccount;
 let account: Address;
 
+/** A deployed Kernel v3.1 account of `owner` on the devnet (root validator: the devnet's ECDSA validator). */
 async function deployAccount(owner: Address): Promise<Address> {
-  const funded = await newFundedAccount(devnet, { chainId: CHAIN });
-  const wallet = createWalletClient({
-    account: privateKeyToAccount(funded.privateKey),
-    chain: chainDefinition(CHAIN, rpcUrl),
-    transport: http(rpcUrl),
-  });
-  const factory = devnetChain(devnet, CHAIN).contracts.accountFactory;
-  const { result, request } = await publicClient.simulateContract({
-    account: wallet.account,
-    address: factory,
-    abi: factoryAbi,
-    functionName: 'createAccount',
-    args: [owner, 0n],
-  });
-  await publicClient.waitForTransactionReceipt({ hash: await wallet.writeContract(request) });
-  return result;
+  const kernel = await devnetKernelAccount(devnet, CHAIN, owner);
+  await deployDevnetKernelAccount(devnet, kernel);
+  return kernel.address;
 }
 
 const req = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown, token = user.sessionToken) =>
@@ -102,8 +97,10 @@ const countRows = async () =>
   );
 
 beforeAll(async () => {
+  const base = testConfig();
   t = await createTestApp({
     clock,
+    config: { kernel: { ...base.kernel, modules: withDevnetKernelModules(base.kernel.modules, [], devnet) } },
     deps: {
       chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
       devnet,
@@ -132,7 +129,7 @@ describe('POST /v1/delegations/prepare', () => {
     expect(d.status).toBe('prepared');
     expect(d.account).toBe(account.toLowerCase());
     expect(d.account_deployed).toBe(true);
-    expect(d.kernel_nonce).toBe(1); // DevAccount getNonce() 0 → stands in as Kernel nonce 1
+    expect(d.kernel_nonce).toBe(1); // a fresh Kernel's currentNonce()
     expect(d.permission_id).toMatch(/^0x[0-9a-f]{8}$/);
     expect(d.validation_id).toBe(`0x02${d.permission_id.slice(2)}${'0'.repeat(32)}`);
     expect(d.session_key).toBe('0x70997970c51812dc3a010c7d01b50e0d17dc79c8');
@@ -146,7 +143,10 @@ describe('POST /v1/delegations/prepare', () => {
     expect(d.typed_data.message.validatorData).toBe(d.enable_data);
     expect(d.valid_until).toBe(new Date((NOW + 7 * DAY) * 1000).toISOString());
     expect(d.scope.rate_limit).toEqual({ count: 10, interval_secs: 60 });
-    expect(d.modules.rate_limit_policy).toBe('0xf63d4139b25c836334edd76641356c6b74c86873');
+    expect(d.modules.rate_limit_policy).toBe(
+      devnetChain(devnet, CHAIN).contracts.kernelRateLimitPolicy!.toLowerCase(),
+    );
+    expect(d.owner).toBeNull();
     const events = await t.db.db.selectFrom('events').selectAll().where('subject', '=', d.id).execute();
     expect(events.map((e) => e.kind)).toEqual(['delegation.prepared']);
     const audit = await t.db.db.selectFrom('audit_log').selectAll().where('subject', '=', d.id).execute();
@@ -290,18 +290,38 @@ describe('confirm, read, list, revoke, renew', () => {
       payload: { version: 1, wallet: other.toLowerCase(), chain_id: CHAIN },
     });
     const d = await prepare({ account: other });
-    // DevAccount keeps its relay nonce in slot 0: move it as a relayed call would.
-    await publicClient.request({
-      method: 'anvil_setStorageAt' as 'eth_chainId',
-      params: [other, '0x0', `0x${'0'.repeat(63)}1`] as never,
-    });
+    // The account invalidates its nonce (a self-call, as the owner's own operation would make it).
+    const testClient = createTestClient({ mode: 'anvil', transport: http(rpcUrl) });
+    await testClient.setBalance({ address: other, value: parseEther('1') });
+    await testClient.impersonateAccount({ address: other });
+    try {
+      const hash = await publicClient.request({
+        method: 'eth_sendTransaction',
+        params: [
+          {
+            from: other,
+            to: other,
+            data: encodeFunctionData({ abi: kernelAbi, functionName: 'invalidateNonce', args: [2] }),
+            gas: '0x493e0',
+          },
+        ],
+      } as never);
+      await publicClient.waitForTransactionReceipt({ hash: hash as `0x${string}` });
+    } finally {
+      await testClient.stopImpersonatingAccount({ address: other });
+    }
+    expect(
+      await publicClient.readContract({ address: other, abi: kernelAbi, functionName: 'currentNonce' }),
+    ).toBe(2);
     const res = await req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: await sign(d, owner) });
     expect(expectErrorBody(res, 409, 'CONFLICT').message).toMatch(/nonce moved/);
   });
 
-  it('supports an undeployed account: nonce 1, owner required at confirm', async () => {
+  it('supports an undeployed account: nonce 1, owner and index must derive it, kept for the first operation', async () => {
     const owner = privateKeyToAccount(generatePrivateKey());
-    const future = getAddress(randomAddress());
+    const kernel = await devnetKernelAccount(devnet, CHAIN, owner.address, 5n);
+    expect(kernel.deployed).toBe(false);
+    const future = kernel.address;
     await t.app.fastify.inject({
       method: 'PUT',
       url: '/v1/policies',
@@ -312,13 +332,46 @@ describe('confirm, read, list, revoke, renew', () => {
     expect(d.account_deployed).toBe(false);
     expect(d.kernel_nonce).toBe(1);
     const sig = await sign(d, owner);
-    const missing = await req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: sig });
-    expect(expectErrorBody(missing, 400, 'INVALID_REQUEST').message).toMatch(/owner/);
-    const ok = await req('POST', `/v1/delegations/${d.id}/confirm`, {
-      enable_sig: sig,
-      owner: owner.address,
+    const confirm = (body: Record<string, unknown>) =>
+      req('POST', `/v1/delegations/${d.id}/confirm`, { enable_sig: sig, ...body });
+    expect(expectErrorBody(await confirm({}), 400, 'INVALID_REQUEST').message).toMatch(/owner/);
+    // The owner alone derives index 0, another account.
+    const indexZero = expectErrorBody(await confirm({ owner: owner.address }), 400, 'INVALID_REQUEST');
+    expect(indexZero.message).toMatch(/do not derive this account/);
+    expect(indexZero.message).toContain(
+      `at index 0 is ${(await devnetKernelAccount(devnet, CHAIN, owner.address)).address}`,
+    );
+    // A stranger claiming to own it, with a signature of their own, derives another address too.
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const claimed = await req('POST', `/v1/delegations/${d.id}/confirm`, {
+      enable_sig: await sign(d, stranger),
+      owner: stranger.address,
+      index: '5',
     });
+    expect(expectErrorBody(claimed, 400, 'INVALID_REQUEST').message).toMatch(/do not derive/);
+    expectErrorBody(await confirm({ owner: owner.address, index: '05' }), 400, 'INVALID_REQUEST');
+    expectErrorBody(
+      await confirm({ owner: owner.address, index: (2n ** 256n).toString() }),
+      400,
+      'INVALID_REQUEST',
+    );
+    expect((await req('GET', `/v1/delegations/${d.id}`)).json<Delegation>().status).toBe('prepared');
+
+    const ok = await confirm({ owner: owner.address, index: '5' });
     expect(ok.statusCode, ok.body).toBe(200);
+    const active = ok.json<Delegation>();
+    expect(active).toMatchObject({
+      status: 'active',
+      owner: owner.address.toLowerCase(),
+      account_index: '5',
+    });
+    const row = await t.db.db
+      .selectFrom('delegations')
+      .select(['factory', 'factory_data'])
+      .where('id', '=', d.id)
+      .executeTakeFirstOrThrow();
+    expect(row.factory).toBe(kernel.factory.toLowerCase());
+    expect(row.factory_data).toBe(kernel.factoryData.toLowerCase());
   });
 
   it('revokes with the owner calldata; a revoked grant cannot be confirmed or revoked again', async () => {

@@ -14,15 +14,7 @@ import type { ChainPort } from '../../adapters/chain/port.ts';
 import { unavailable, type AppError } from '../../core/errors/app-error.ts';
 import { kernelAbi } from './kernel.ts';
 
-const devAccountAbi = parseAbi([
-  'function owner() view returns (address)',
-  'function getNonce() view returns (uint256)',
-  'function accountId() view returns (string)',
-]);
 const ecdsaValidatorAbi = parseAbi(['function ecdsaValidatorStorage(address) view returns (address)']);
-
-/** The devnet's stand-in for a Kernel account (devnet/DevAccount.sol) answers this accountId. */
-const DEV_ACCOUNT_ID = 'purser.devaccount.';
 
 export interface AccountState {
   deployed: boolean;
@@ -53,14 +45,12 @@ function rpcFailure(err: unknown): AppError {
 
 /**
  * Reads the account's state. The nonce follows the SDK (`getKernelV3Nonce`): 1 when the account
- * is undeployed, the call fails or returns 0. In development, the devnet's DevAccount (which has
- * no Kernel nonce) stands in with `getNonce() + 1`, so tests can move it with a relayed call.
+ * is undeployed, the call fails or returns 0.
  */
 export async function readAccountState(
   chain: ChainPort | undefined,
   chainId: number,
   account: Address,
-  development: boolean,
 ): Promise<AccountState> {
   const port = portOf(chain, chainId);
   let deployed: boolean;
@@ -74,18 +64,7 @@ export async function readAccountState(
   const nonce = await tryRead(() =>
     client.readContract({ address: account, abi: kernelAbi, functionName: 'currentNonce' }),
   );
-  let kernelNonce = nonce !== null && nonce > 0 ? nonce : 1;
-  if (nonce === null && development) {
-    const id = await tryRead(() =>
-      client.readContract({ address: account, abi: devAccountAbi, functionName: 'accountId' }),
-    );
-    if (id?.startsWith(DEV_ACCOUNT_ID)) {
-      const relay = await tryRead(() =>
-        client.readContract({ address: account, abi: devAccountAbi, functionName: 'getNonce' }),
-      );
-      if (relay !== null) kernelNonce = Number(relay) + 1;
-    }
-  }
+  const kernelNonce = nonce !== null && nonce > 0 ? nonce : 1;
   const domain = await tryRead(() =>
     client.readContract({ address: account, abi: kernelAbi, functionName: 'eip712Domain' }),
   );
@@ -94,8 +73,8 @@ export async function readAccountState(
 }
 
 /**
- * The deployed account's ECDSA owner: `owner()` (the devnet account), or the owner the root
- * ECDSA validator stores for it (`ecdsaValidatorStorage(account)`). Null when neither answers.
+ * The deployed account's ECDSA owner: the owner its root validator stores for it
+ * (`ecdsaValidatorStorage(account)`) when that root validator is `ecdsaValidator`. Else null.
  */
 export async function readAccountOwner(
   chain: ChainPort | undefined,
@@ -104,10 +83,6 @@ export async function readAccountOwner(
   ecdsaValidator: Address,
 ): Promise<Address | null> {
   const client = portOf(chain, chainId).publicClient(chainId);
-  const owner = await tryRead(() =>
-    client.readContract({ address: account, abi: devAccountAbi, functionName: 'owner' }),
-  );
-  if (owner) return getAddress(owner);
   const root = await tryRead(() =>
     client.readContract({ address: account, abi: kernelAbi, functionName: 'rootValidator' }),
   );

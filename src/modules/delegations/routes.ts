@@ -88,8 +88,10 @@ export const delegationsRoutes: RouteDefinition[] = [
     operationId: 'confirmDelegation',
     summary: "Activate a prepared delegation with the owner's signature over its digest",
     description:
-      "Verifies `enable_sig` against the account's on-chain ECDSA owner (or `owner`, while the account is " +
-      'not deployed) and the live Kernel nonce. A moved nonce, or a delegation that is not prepared, is 409.',
+      "Verifies `enable_sig` against the account's on-chain ECDSA owner and the live Kernel nonce. While the " +
+      'account is not deployed, `owner` is required and must derive the account (Kernel v3.1 on the configured ' +
+      'factory, implementation and ECDSA validator, at `index`, default 0); the index and the deployment are ' +
+      'kept for the first delegated operation. A moved nonce, or a delegation that is not prepared, is 409.',
     tags: TAGS,
     class: 'bearer',
     scope: 'write',
@@ -101,10 +103,10 @@ export const delegationsRoutes: RouteDefinition[] = [
       const row = await getDelegationRow(deps.db, actor.principal.accountId, params.id);
       assertConfirmable(row, nowSecsOf(deps.clock));
       const sig = body.enable_sig as Hex;
-      const owner = await verifyEnableSignature(deps, row, sig, body.owner);
+      const verified = await verifyEnableSignature(deps, row, sig, body.owner, body.index);
       return ctx.mutate(async (tx) => ({
         status: 200,
-        body: await activate(tx, deps, actor, row.id, sig, owner),
+        body: await activate(tx, deps, actor, row.id, sig, verified),
       }));
     },
   }),

@@ -44,6 +44,13 @@ export const ConfirmBody = Type.Object(
   {
     enable_sig: HEX,
     owner: Type.Optional(ADDRESS),
+    index: Type.Optional(
+      Type.String({
+        pattern: '^(0|[1-9][0-9]{0,77})$',
+        description:
+          "The account's Kernel factory index (salt), a decimal uint256; default 0. Used only while the account is not deployed.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -125,6 +132,13 @@ export const DelegationSchema = Type.Object({
   created_at: STAMP,
   confirmed_at: NULLABLE_STAMP,
   revoked_at: NULLABLE_STAMP,
+  owner: Type.Union([Type.String(), Type.Null()], {
+    description: "The account's ECDSA owner whose signature confirmed the grant; null until confirmed.",
+  }),
+  account_index: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The Kernel factory index the account was derived at, when it was not deployed at confirm (its first delegated operation deploys it); else null.',
+  }),
   kernel_version: Type.String(),
   selector_data: Type.String(),
   typed_data: TypedDataSchema,

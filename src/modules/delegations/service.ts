@@ -19,9 +19,11 @@ import {
   domainVersion,
   newPermissionId,
   revocationCalls,
+  UINT256_MAX,
   type KernelModules,
   type KernelVersion,
 } from './kernel.ts';
+import { counterfactualKernelAccount, type KernelDeployment } from './kernel-account.ts';
 import { readAccountOwner, readAccountState, signedBy, type AccountState } from './onchain.ts';
 import { assertFitsPolicy, permissionScope } from './scope.ts';
 import {
@@ -59,6 +61,8 @@ export interface Delegation {
   created_at: string;
   confirmed_at: string | null;
   revoked_at: string | null;
+  owner: string | null;
+  account_index: string | null;
   kernel_version: string;
   selector_data: string;
   typed_data: ReturnType<typeof buildPermission>['typedData'];
@@ -78,10 +82,12 @@ export function registryOf(deps: AppDeps): TokenRegistry {
   return deps.tokenRegistry ?? buildTokenRegistry(deps.config.env);
 }
 
-function modulesOf(deps: AppDeps, chainId: number): KernelModules {
+function modulesOf(deps: AppDeps, chainId: number): KernelModules & KernelDeployment {
   const modules = deps.config.kernel.modules[chainId];
   if (!modules) throw unavailable(`No Kernel module addresses are configured for chain ${chainId}.`);
   return {
+    factory: getAddress(modules.factory),
+    implementation: getAddress(modules.implementation),
     ecdsaSigner: getAddress(modules.ecdsaSigner),
     callPolicy: getAddress(modules.callPolicy),
     timestampPolicy: getAddress(modules.timestampPolicy),
@@ -123,6 +129,8 @@ export function toDelegation(row: DelegationRow, nowSecs: number): Delegation {
     created_at: row.created_at.toISOString(),
     confirmed_at: row.confirmed_at?.toISOString() ?? null,
     revoked_at: row.revoked_at?.toISOString() ?? null,
+    owner: row.owner,
+    account_index: row.account_index,
     kernel_version: row.kernel_version,
     selector_data: row.selector_data,
     typed_data: typedData,
@@ -219,7 +227,7 @@ export async function checkScopeFits(
 
 /** The account state a new grant needs, read from the chain (call before the transaction). */
 export function readState(deps: AppDeps, chainId: number, wallet: string): Promise<AccountState> {
-  return readAccountState(deps.chain, chainId, getAddress(wallet), deps.config.env === 'development');
+  return readAccountState(deps.chain, chainId, getAddress(wallet));
 }
 
 export interface NewGrant {
@@ -289,6 +297,9 @@ export async function createGrant(
     renewed_from: grant.renewedFrom,
     enable_sig: null,
     owner: null,
+    account_index: null,
+    factory: null,
+    factory_data: null,
     created_at: deps.clock.now(),
     confirmed_at: null,
     revoked_at: null,
@@ -328,16 +339,34 @@ export function assertConfirmable(row: DelegationRow, nowSecs: number): void {
   }
 }
 
+/** How an account not deployed at confirm will be deployed by its first UserOperation. */
+export interface AccountDeployment {
+  index: bigint;
+  factory: Address;
+  factoryData: Hex;
+}
+
+/** The confirmed owner, and the deployment when the account has no code yet. */
+export interface VerifiedOwner {
+  owner: Address;
+  deployment: AccountDeployment | null;
+}
+
 /**
  * Checks `enable_sig` against the account's ECDSA owner and the live nonce (chain reads; call
- * before the transaction). Returns the owner to store.
+ * before the transaction). A deployed account's owner is the one its root ECDSA validator stores;
+ * an undeployed account must be the counterfactual Kernel account of the claimed `owner` at
+ * `index` (0 unless named) on the configured factory, implementation and ECDSA validator.
  */
 export async function verifyEnableSignature(
   deps: AppDeps,
   row: DelegationRow,
   enableSig: Hex,
   ownerParam: string | undefined,
-): Promise<Address> {
+  indexParam: string | undefined,
+): Promise<VerifiedOwner> {
+  const index = BigInt(indexParam ?? '0');
+  if (index > UINT256_MAX) throw invalidRequest('Invalid body: index exceeds uint256.');
   const state = await readState(deps, row.chain_id, row.wallet);
   if (state.kernelNonce !== row.kernel_nonce) {
     throw conflict(
@@ -351,34 +380,58 @@ export async function verifyEnableSignature(
       `The account now signs as Kernel ${state.domainVersion}, not ${row.domain_version}; prepare a new delegation.`,
     );
   }
-  let owner: Address;
+  const modules = modulesOf(deps, row.chain_id);
+  let verified: VerifiedOwner;
   if (state.deployed) {
     const onChain = await readAccountOwner(
       deps.chain,
       row.chain_id,
       getAddress(row.wallet),
-      modulesOf(deps, row.chain_id).ecdsaValidator,
+      modules.ecdsaValidator,
     );
     if (!onChain) {
       throw conflict(
         row.id,
-        'The account has no ECDSA owner this service can read (owner() or the ECDSA root validator).',
+        `The account has no owner in the ECDSA root validator ${modules.ecdsaValidator}; only Kernel accounts owned through it can delegate.`,
       );
     }
     if (ownerParam !== undefined && !isAddressEqual(getAddress(ownerParam.toLowerCase()), onChain)) {
       throw invalidRequest("Invalid body: owner is not the account's on-chain owner.");
     }
-    owner = onChain;
+    verified = { owner: onChain, deployment: null };
   } else {
     if (ownerParam === undefined) {
       throw invalidRequest('Invalid body: owner is required while the account is not deployed.');
     }
-    owner = getAddress(ownerParam.toLowerCase());
+    const owner = getAddress(ownerParam.toLowerCase());
+    const derived = counterfactualKernelAccount(
+      {
+        factory: modules.factory,
+        implementation: modules.implementation,
+        ecdsaValidator: modules.ecdsaValidator,
+      },
+      owner,
+      index,
+    );
+    if (!isAddressEqual(derived.address, getAddress(row.wallet))) {
+      throw invalidRequest(
+        `Invalid body: owner and index do not derive this account: the Kernel v3.1 account of ${owner} at index ${index} is ${derived.address}, not ${getAddress(row.wallet)}.`,
+        {
+          remediation:
+            'Send the owner the account was computed for, and its index when it is not 0 (factory ' +
+            `${modules.factory}, implementation ${modules.implementation}, ECDSA validator ${modules.ecdsaValidator}).`,
+        },
+      );
+    }
+    verified = {
+      owner,
+      deployment: { index, factory: derived.factory, factoryData: derived.factoryData },
+    };
   }
-  if (!(await signedBy(row.digest as Hex, enableSig, owner))) {
-    throw invalidRequest(`Invalid body: enable_sig is not ${owner}'s signature over the digest.`);
+  if (!(await signedBy(row.digest as Hex, enableSig, verified.owner))) {
+    throw invalidRequest(`Invalid body: enable_sig is not ${verified.owner}'s signature over the digest.`);
   }
-  return owner;
+  return verified;
 }
 
 /** Activates the prepared grant in `tx` (re-checked under a row lock). */
@@ -388,7 +441,7 @@ export async function activate(
   actor: DelegationActor,
   id: string,
   enableSig: Hex,
-  owner: Address,
+  verified: VerifiedOwner,
 ): Promise<Delegation> {
   const row = await findDelegation(tx, actor.principal.accountId, id, true);
   if (!row) throw notFound(`Delegation ${id} does not exist on this account.`);
@@ -397,7 +450,10 @@ export async function activate(
   const changes = {
     status: 'active' as const,
     enable_sig: enableSig.toLowerCase(),
-    owner: owner.toLowerCase(),
+    owner: verified.owner.toLowerCase(),
+    account_index: verified.deployment?.index.toString() ?? null,
+    factory: verified.deployment?.factory.toLowerCase() ?? null,
+    factory_data: verified.deployment?.factoryData.toLowerCase() ?? null,
     confirmed_at: now,
   };
   await updateDelegation(tx, id, changes);

@@ -38,6 +38,9 @@ export interface DelegationsTable {
   renewed_from: string | null;
   enable_sig: string | null;
   owner: string | null;
+  account_index: string | null;
+  factory: string | null;
+  factory_data: string | null;
   created_at: Timestamp;
   confirmed_at: Timestamp | null;
   revoked_at: Timestamp | null;
@@ -74,6 +77,10 @@ export interface DelegationRow {
   renewed_from: string | null;
   enable_sig: string | null;
   owner: string | null;
+  /** Set at confirm for an account not deployed then: its index and the factory call that deploys it. */
+  account_index: string | null;
+  factory: string | null;
+  factory_data: string | null;
   created_at: Date;
   confirmed_at: Date | null;
   revoked_at: Date | null;
@@ -166,7 +173,18 @@ export async function updateDelegation(
   tx: DbExecutor,
   id: string,
   changes: Partial<
-    Pick<DelegationRow, 'status' | 'enable_sig' | 'owner' | 'confirmed_at' | 'revoked_at' | 'expired_at'>
+    Pick<
+      DelegationRow,
+      | 'status'
+      | 'enable_sig'
+      | 'owner'
+      | 'account_index'
+      | 'factory'
+      | 'factory_data'
+      | 'confirmed_at'
+      | 'revoked_at'
+      | 'expired_at'
+    >
   >,
 ): Promise<void> {
   await tx.updateTable('delegations').set(changes).where('id', '=', id).execute();
