@@ -16,7 +16,9 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { testConfig } from '../src/config.ts';
 import { devnetToken } from '../src/devnet/devnet.ts';
+import { devnetKernelAccount } from '../src/devnet/kernel-accounts.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
+import { devnetKernelConfig } from './support/devnet-deps.ts';
 import { PAYMENTS_CHAIN, paymentsSetup } from './support/payments.ts';
 import { REPO_ROOT } from './support/service-process.ts';
 
@@ -89,7 +91,10 @@ let rotatedFrom = { id: '', token: '' };
 
 beforeAll(async () => {
   const setup = await paymentsSetup(devnet, testConfig());
-  t = await createTestApp({ config: setup.config, deps: setup.deps });
+  t = await createTestApp({
+    config: { ...setup.config, kernel: devnetKernelConfig(devnet, testConfig()) },
+    deps: setup.deps,
+  });
   await t.app.fastify.listen({ host: '127.0.0.1', port: 0 });
   port = (t.app.fastify.server.address() as AddressInfo).port;
   // The user's working directory: scripts there resolve viem from the clone's node_modules.
@@ -237,7 +242,7 @@ const expectations: Expectation[] = [
     },
   },
   {
-    match: '/v1/policies',
+    match: '/v1/policies/defaults',
     check: ({ stdout, statuses, vars }) => {
       expect(statuses).toEqual([200, 201, 200, 200]);
       // The platform's spend defaults, then the published policy of the caller's own wallet.
@@ -266,6 +271,29 @@ const expectations: Expectation[] = [
       expect(stdout).toContain('"status": "settled"');
       expect(stdout).toContain('{"balance_usd":"5.000000","currency":"USD"}');
       expect(await usdcOnChain(vars.WALLET ?? '')).toBe(95_000_000n);
+    },
+  },
+  {
+    match: '/v1/dev/kernel-accounts',
+    check: async ({ stdout, statuses, vars }) => {
+      expect(statuses).toEqual([200, 201]);
+      const owner = getAddress(vars.WALLET ?? '');
+      const kernel = await devnetKernelAccount(devnet, PAYMENTS_CHAIN, owner);
+      expect(vars.SMART_ACCOUNT).toBe(kernel.address);
+      expect(kernel.deployed).toBe(false);
+      expect(JSON.parse(stdout)).toEqual({ wallet: kernel.address.toLowerCase(), version: 1 });
+    },
+  },
+  {
+    match: 'node delegate.mjs',
+    check: ({ stdout, statuses }) => {
+      expect(statuses).toEqual([200]);
+      const [confirmed, listed] = stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(confirmed).toMatchObject({ status: 'active', account_deployed: false });
+      expect(listed).toMatchObject({ status: 'active', session_key: testConfig().executorAddress });
     },
   },
   {
@@ -357,7 +385,7 @@ describe('README.md', () => {
     for (const e of expectations) {
       expect(runs.filter((r) => r.block.code.includes(e.match)).length, e.match).toBe(1);
     }
-    expect(saved).toEqual(['sign-in.mjs', 'topup.mjs']);
+    expect(saved).toEqual(['sign-in.mjs', 'topup.mjs', 'delegate.mjs']);
     for (const name of saved) {
       expect(
         runs.some((r) => r.block.code.includes(`node ${name}`)),

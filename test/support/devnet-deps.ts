@@ -7,6 +7,7 @@ import type { Config } from '../../src/config.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { createLogger } from '../../src/core/log.ts';
 import { devnetTokenAddresses, type DevnetInfo } from '../../src/devnet/devnet.ts';
+import { withDevnetKernelModules } from '../../src/devnet/kernel-accounts.ts';
 import type { AppDeps } from '../../src/deps.ts';
 import { buildPriceReferences } from '../../src/modules/prices/index.ts';
 import { buildTokenRegistry, type DevnetTokenAddresses } from '../../src/modules/registry/index.ts';
@@ -39,4 +40,9 @@ export async function devnetDeps(
   });
   await prices.refresh();
   return { chain, venues, tokenRegistry, prices };
+}
+
+/** The Kernel configuration `npm start` uses on the devnet: its own factory, implementation and modules. */
+export function devnetKernelConfig(devnet: DevnetInfo, config: Config): Config['kernel'] {
+  return { ...config.kernel, modules: withDevnetKernelModules(config.kernel.modules, [], devnet) };
 }

@@ -17,6 +17,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
+import { devnetKernelConfig } from '../../../test/support/devnet-deps.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
 import {
   bearer,
@@ -29,11 +30,7 @@ import { chainDefinition, createViemChainPort } from '../../adapters/chain/viem.
 import { testConfig } from '../../config.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { devnetChain, devnetRpcUrls, devnetTokenAddresses } from '../../devnet/devnet.ts';
-import {
-  deployDevnetKernelAccount,
-  devnetKernelAccount,
-  withDevnetKernelModules,
-} from '../../devnet/kernel-accounts.ts';
+import { deployDevnetKernelAccount, devnetKernelAccount } from '../../devnet/kernel-accounts.ts';
 import { buildTokenRegistry } from '../registry/index.ts';
 import { kernelAbi } from './kernel.ts';
 import type { Delegation, Revocation } from './service.ts';
@@ -97,10 +94,9 @@ const countRows = async () =>
   );
 
 beforeAll(async () => {
-  const base = testConfig();
   t = await createTestApp({
     clock,
-    config: { kernel: { ...base.kernel, modules: withDevnetKernelModules(base.kernel.modules, [], devnet) } },
+    config: { kernel: devnetKernelConfig(devnet, testConfig()) },
     deps: {
       chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
       devnet,
