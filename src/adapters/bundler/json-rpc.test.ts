@@ -1,8 +1,11 @@
 // The bundler port's JSON-RPC implementation against two real bundlers on a devnet chain: the
 // devnet's own (src/devnet/bundler.ts) and Pimlico's Alto (npm @pimlico/alto). The same code runs
 // a Kernel v3.1 account's life through each: its first operation deploys it from factory data,
-// a second one follows, a forged signature is refused at send, and lookups answer.
+// a second one follows, a forged signature is refused at send, and lookups answer. A loopback
+// server then stands in for a bundler that times out or answers out of format.
 
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   createPublicClient,
   encodeFunctionData,
@@ -25,7 +28,12 @@ import { BASE_SEPOLIA_CHAIN_ID, devnetChain, ENTRY_POINT_V07 } from '../../devne
 import { fundAddress } from '../../devnet/faucet.ts';
 import { chainDefinition } from '../chain/viem.ts';
 import { createJsonRpcBundler } from './json-rpc.ts';
-import { BundlerError, type BundlerPort } from './port.ts';
+import {
+  BundlerError,
+  UnknownBundlerChainError,
+  UserOperationReceiptTimeoutError,
+  type BundlerPort,
+} from './port.ts';
 
 const devnet = inject('devnet');
 const CHAIN = BASE_SEPOLIA_CHAIN_ID;
@@ -205,3 +213,77 @@ describe.each(bundlers)('the bundler port against $name', (b) => {
 function encodeMint(to: Address, amount: bigint) {
   return encodeFunctionData({ abi: mintAbi, functionName: 'mint', args: [to, amount] });
 }
+
+describe('the bundler port when the bundler does not answer as it should', () => {
+  let server: Server;
+  let url: string;
+  let respond: (req: IncomingMessage, res: ServerResponse) => void = () => undefined;
+  beforeAll(async () => {
+    server = createServer((req, res) => respond(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const port = () => createJsonRpcBundler({ urls: { [CHAIN]: url }, timeoutMs: 300 });
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => null,
+      (e: unknown) => e,
+    );
+
+  it('names the chains it has when asked for another', async () => {
+    const err = await failure(port().getUserOperationReceipt(8453, `0x${'11'.repeat(32)}`));
+    expect(err).toBeInstanceOf(UnknownBundlerChainError);
+    expect((err as Error).message).toBe(`No bundler is configured for chain 8453 (configured: ${CHAIN})`);
+  });
+
+  it('tells a timeout, an HTTP failure, a JSON-RPC error and an answer of the wrong shape apart', async () => {
+    respond = () => undefined; // never answers
+    expect(await failure(port().supportedEntryPoints(CHAIN))).toMatchObject({ kind: 'timeout', code: null });
+
+    respond = (_req, res) => {
+      res.writeHead(502, { 'content-type': 'text/html' });
+      res.end('<html>bad gateway</html>');
+    };
+    expect(await failure(port().supportedEntryPoints(CHAIN))).toMatchObject({ kind: 'http', code: null });
+
+    respond = (_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          error: {
+            code: -32500,
+            message: "UserOperation reverted during simulation with reason: AA21 didn't pay prefund",
+          },
+        }),
+      );
+    };
+    expect(await failure(port().supportedEntryPoints(CHAIN))).toMatchObject({
+      kind: 'rpc',
+      code: -32500,
+      aaCode: 'AA21',
+      method: 'eth_supportedEntryPoints',
+    });
+
+    respond = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { nope: true } }));
+    };
+    expect(await failure(port().sendUserOperation(CHAIN, {} as never))).toMatchObject({ kind: 'malformed' });
+  });
+
+  it('gives up waiting for a receipt at the deadline', async () => {
+    const bundler = createJsonRpcBundler({ urls: { [CHAIN]: chain.bundlerUrl! } });
+    const hash = `0x${'cd'.repeat(32)}` as const;
+    const err = await failure(
+      bundler.waitForUserOperationReceipt(CHAIN, hash, { timeoutMs: 300, pollIntervalMs: 50 }),
+    );
+    expect(err).toBeInstanceOf(UserOperationReceiptTimeoutError);
+    expect(err).toMatchObject({ userOpHash: hash, chainId: CHAIN });
+  });
+});
