@@ -223,9 +223,9 @@ describe('BUNDLER_URL_<chainId>', () => {
       84532: 'http://127.0.0.1:4337',
     });
     expect(config.bundlerTimeoutMs).toBe(10_000);
-    expect(() => loadConfig({ BUNDLER_URL_137: 'ws://polygon.example', BUNDLER_URL_8453: 'pimlico' })).toThrow(
-      /BUNDLER_URL_8453 must be an http\(s\) URL[\s\S]*BUNDLER_URL_137 must be an http\(s\) URL/,
-    );
+    expect(() =>
+      loadConfig({ BUNDLER_URL_137: 'ws://polygon.example', BUNDLER_URL_8453: 'pimlico' }),
+    ).toThrow(/BUNDLER_URL_8453 must be an http\(s\) URL[\s\S]*BUNDLER_URL_137 must be an http\(s\) URL/);
     expect(() => loadConfig({ BUNDLER_TIMEOUT_MS: '5' })).toThrow(/BUNDLER_TIMEOUT_MS/);
   });
 });

@@ -337,7 +337,7 @@ export async function startDevnetBundler(options: DevnetBundlerOptions): Promise
   const wallet = createWalletClient({ account, chain, transport });
   const simulations = simulationsArtifact();
   /** Operations submitted by this process, until the chain shows them (lookups before inclusion). */
-  const submitted = new Map<Hex, { op: Op; txHash: Hex }>();
+  const submitted = new Map<Hex, Op>();
   let queue: Promise<unknown> = Promise.resolve();
 
   const rpc = <T>(method: string, params: unknown[]): Promise<T> =>
@@ -522,14 +522,15 @@ export async function startDevnetBundler(options: DevnetBundlerOptions): Promise
     // Validation as the chain will run it (real EntryPoint, real balances, real signature).
     const check = await simulate({ data, gas }, {});
     if (!check.success) throw refusal(check.returnData);
-    const txHash = await wallet.sendTransaction({
+    // The bundle pays what the operation pays per gas (at least the base fee, checked above).
+    await wallet.sendTransaction({
       to: ENTRY_POINT,
       data,
       gas,
-      maxFeePerGas: op.maxFeePerGas > baseFee ? op.maxFeePerGas : baseFee,
+      maxFeePerGas: op.maxFeePerGas,
       maxPriorityFeePerGas: op.maxPriorityFeePerGas,
     });
-    submitted.set(hash, { op, txHash });
+    submitted.set(hash, op);
     return hash;
   }
 
@@ -593,7 +594,7 @@ export async function startDevnetBundler(options: DevnetBundlerOptions): Promise
       const pending = submitted.get(hash);
       if (!pending) return null;
       return {
-        userOperation: formatUserOperationRequest(pending.op),
+        userOperation: formatUserOperationRequest(pending),
         entryPoint: ENTRY_POINT,
         transactionHash: null,
         blockHash: null,
