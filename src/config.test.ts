@@ -209,3 +209,23 @@ describe('PURSER_EXECUTOR_PRIVATE_KEY', () => {
     );
   });
 });
+
+describe('BUNDLER_URL_<chainId>', () => {
+  it('names a bundler per supported chain, refuses what is not an http(s) URL, and has none by default', () => {
+    expect(loadConfig({}).bundlerUrls).toEqual({});
+    const config = loadConfig({
+      BUNDLER_URL_8453: 'https://api.pimlico.io/v2/8453/rpc?apikey=k',
+      BUNDLER_URL_84532: 'http://127.0.0.1:4337',
+      BUNDLER_URL_1: 'https://ignored.example',
+    });
+    expect(config.bundlerUrls).toEqual({
+      8453: 'https://api.pimlico.io/v2/8453/rpc?apikey=k',
+      84532: 'http://127.0.0.1:4337',
+    });
+    expect(config.bundlerTimeoutMs).toBe(10_000);
+    expect(() =>
+      loadConfig({ BUNDLER_URL_137: 'ws://polygon.example', BUNDLER_URL_8453: 'pimlico' }),
+    ).toThrow(/BUNDLER_URL_8453 must be an http\(s\) URL[\s\S]*BUNDLER_URL_137 must be an http\(s\) URL/);
+    expect(() => loadConfig({ BUNDLER_TIMEOUT_MS: '5' })).toThrow(/BUNDLER_TIMEOUT_MS/);
+  });
+});

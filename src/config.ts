@@ -46,6 +46,13 @@ export interface Config {
   siwe: { domain: string; uri: string; chainId: number };
   /** JSON-RPC URL per chain id. In development with devnet on, filled in by the devnet. */
   rpcUrls: Record<number, string>;
+  /**
+   * ERC-4337 bundler JSON-RPC URL per chain id (`BUNDLER_URL_<chainId>`, EntryPoint v0.7). In
+   * development with the devnet on, chains without one use the devnet's bundler.
+   */
+  bundlerUrls: Record<number, string>;
+  /** Limit of one bundler call (`BUNDLER_TIMEOUT_MS`). */
+  bundlerTimeoutMs: number;
   devnet: {
     enabled: boolean;
     chainIds: number[];
@@ -381,6 +388,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (url !== undefined) rpcUrls[chainId] = url;
   }
 
+  const bundlerUrls: Record<number, string> = {};
+  for (const chainId of SUPPORTED_CHAINS) {
+    const name = `BUNDLER_URL_${chainId}`;
+    const url = str(name);
+    if (url === undefined) continue;
+    if (isHttpUrl(url)) bundlerUrls[chainId] = url;
+    else problems.push(`${name} must be an http(s) URL (got "${url}")`);
+  }
+
   const devnetChainsRaw = str('DEVNET_CHAINS') ?? '84532,8453,137';
   const devnetChainIds = devnetChainsRaw.split(',').map((s) => Number(s.trim()));
   if (devnetChainIds.some((c) => !SUPPORTED_CHAINS.includes(c))) {
@@ -499,6 +515,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     executorPrivateKey,
     siwe: { domain: siweDomain, uri: siweUri, chainId: siweChainId },
     rpcUrls,
+    bundlerUrls,
+    bundlerTimeoutMs: int('BUNDLER_TIMEOUT_MS', 10_000, 100, 120_000),
     devnet: {
       enabled: devnetEnabled,
       chainIds: devnetChainIds.filter((c) => SUPPORTED_CHAINS.includes(c)),
@@ -734,6 +752,15 @@ function parseSequencerFeeds(raw: string | undefined, problems: string[]): Recor
     else feeds[Number(chain)] = address as `0x${string}`;
   }
   return feeds;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** `{"<chain id>": {"<symbol>": "0x<address>"}}`, development only (see Config.devnet.tokenAddresses). */

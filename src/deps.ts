@@ -2,6 +2,7 @@
 // from any mix of real and sandbox parts.
 
 import type { FastifyBaseLogger } from 'fastify';
+import type { BundlerPort } from './adapters/bundler/port.ts';
 import type { ChainPort } from './adapters/chain/port.ts';
 import type { VenueAdapter } from './adapters/venues/index.ts';
 import type { ObjectStore } from './adapters/object-store/port.ts';
@@ -32,6 +33,11 @@ export interface AppDeps {
   tokenRegistry?: TokenRegistry;
   /** EVM chains, one JSON-RPC endpoint per chain id (the devnet's anvils in development). */
   chain?: ChainPort;
+  /**
+   * ERC-4337 bundlers (EntryPoint v0.7), one JSON-RPC endpoint per chain id (`BUNDLER_URL_<id>`;
+   * the devnet's own bundler in development). Absent: no UserOperation can be sent.
+   */
+  bundler?: BundlerPort;
   /**
    * USD price references cached off the request path (docs/prices.md). The runtime starts their
    * refresh timer; absent: no price reference is configured.

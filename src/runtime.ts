@@ -1,6 +1,7 @@
 // Starting and stopping the whole service: database, migrations, devnet, API and workers.
 
 import type { Logger } from 'pino';
+import { createJsonRpcBundler } from './adapters/bundler/json-rpc.ts';
 import { createViemChainPort } from './adapters/chain/viem.ts';
 import { createVenueAdapters, settlingVenues } from './adapters/venues/index.ts';
 import { createObjectStore } from './adapters/object-store/index.ts';
@@ -12,6 +13,7 @@ import { migrate } from './core/db/migrate.ts';
 import { createWorker } from './core/jobs/index.ts';
 import type { AppDeps } from './deps.ts';
 import {
+  devnetBundlerUrls,
   devnetRpcUrls,
   devnetTokenAddresses,
   reclaimLeftoverAnvils,
@@ -86,10 +88,18 @@ export async function startService(
 
     let devnet: DevnetInfo | undefined;
     let rpcUrls = config.rpcUrls;
+    let bundlerUrls = config.bundlerUrls;
     if (config.devnet.enabled) {
       devnet = await startPersistentDevnet(config, log, handle, stops);
       // Chains the operator pointed elsewhere keep their RPC URL; the rest use the devnet.
       rpcUrls = { ...devnetRpcUrls(devnet), ...config.rpcUrls };
+      // Bundlers likewise: the devnet's own on its Kernel chains that run on the devnet, unless
+      // BUNDLER_URL_<id> is set (a chain pointed elsewhere has no devnet bundler: it would simulate
+      // against the wrong chain).
+      const devnetBundlers = Object.entries(devnetBundlerUrls(devnet)).filter(
+        ([chainId]) => config.rpcUrls[Number(chainId)] === undefined,
+      );
+      bundlerUrls = { ...Object.fromEntries(devnetBundlers), ...config.bundlerUrls };
       // Delegations name the devnet's own Kernel modules there (unless KERNEL_MODULES_<id> is set).
       config.kernel.modules = withDevnetKernelModules(
         config.kernel.modules,
@@ -107,6 +117,7 @@ export async function startService(
       // The relayer signs the settlement transactions of payments (EIP-3009) and pays their gas.
       ...(config.payments.relayerPrivateKey ? { relayerPrivateKey: config.payments.relayerPrivateKey } : {}),
     });
+    const bundler = createJsonRpcBundler({ urls: bundlerUrls, timeoutMs: config.bundlerTimeoutMs });
     const venues = createVenueAdapters({ config, chain, ...(devnet ? { devnet } : {}) });
     const tokenRegistry = buildTokenRegistry(
       config.env,
@@ -133,6 +144,7 @@ export async function startService(
       authenticator: createAuthenticator({ db: handle.db, clock, config, log, cache: credentials.cache }),
       credentialCache: credentials.cache,
       chain,
+      bundler,
       tokenRegistry,
       prices,
       venues,

@@ -30,6 +30,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { artifact, DEVNET_DIR, loadArtifacts, type Artifacts } from '../../devnet/compile.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import { isAlive } from '../core/process.ts';
+import { startDevnetBundler, type DevnetBundler } from './bundler.ts';
 import { startAggregatorFakes, type FakeChain } from './fakes/index.ts';
 import { seedDevnetMarkets, type DevnetPool } from './markets.ts';
 
@@ -39,6 +40,15 @@ export type { DevnetPool } from './markets.ts';
 export const DEVNET_DEPLOYER_PRIVATE_KEY: Hex =
   '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 export const DEVNET_DEPLOYER: Address = privateKeyToAccount(DEVNET_DEPLOYER_PRIVATE_KEY).address;
+
+/**
+ * anvil's default account #5: submits the devnet bundler's `handleOps` transactions and is their
+ * beneficiary (no other devnet role uses it; Alto in tests runs on #6 and #7).
+ */
+export const DEVNET_BUNDLER_PRIVATE_KEY: Hex =
+  '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba';
+/** What the bundler key is topped up to at start when it holds less than half of it. */
+const DEVNET_BUNDLER_BALANCE = parseEther('10000');
 
 /** Canonical ERC-4337 EntryPoint v0.7 (same address on every chain, devnet included). */
 export const ENTRY_POINT_V07: Address = '0x0000000071727De22E5E9d8BAf0edAc6f37da032';
@@ -141,6 +151,11 @@ export interface DevnetChain {
   priceFeeds: Record<string, Address>;
   /** The liquidity pools seeded at start (Base only), by venue. */
   pools: DevnetPool[];
+  /**
+   * The devnet bundler's ERC-4337 JSON-RPC URL (src/devnet/bundler.ts, on 127.0.0.1), on chains
+   * with EntryPoint v0.7 and Kernel: what `BUNDLER_URL_<chainId>` defaults to in development.
+   */
+  bundlerUrl?: string;
 }
 
 /** What a devnet is, as plain data (structured-cloneable: safe for vitest's provide/inject). */
@@ -186,6 +201,8 @@ export interface StartDevnetOptions {
    * every start is a fresh chain.
    */
   stateDir?: string;
+  /** Start a devnet bundler on each chain with EntryPoint v0.7 and Kernel (default true). */
+  bundler?: boolean;
   /**
    * For tests of upgrades: deploy only the first `planLength` steps of each chain's plan, as an
    * earlier version of the devnet did (a later start with the full plan deploys the rest).
@@ -867,6 +884,25 @@ async function deployEntryPoint(anvil: RunningAnvil, bytecode: Hex): Promise<Add
   return ENTRY_POINT_V07;
 }
 
+/** The chain's devnet bundler, its submitting key topped up first (a chain loaded from state spent some). */
+async function startChainBundler(anvil: RunningAnvil): Promise<DevnetBundler> {
+  const chain = chainDefinition(anvil.chainId, anvil.rpcUrl);
+  const transport = http(anvil.rpcUrl, { retryCount: 0 });
+  const address = privateKeyToAccount(DEVNET_BUNDLER_PRIVATE_KEY).address;
+  const balance = await createPublicClient({ chain, transport }).getBalance({ address });
+  if (balance < DEVNET_BUNDLER_BALANCE / 2n) {
+    await createTestClient({ mode: 'anvil', chain, transport }).setBalance({
+      address,
+      value: DEVNET_BUNDLER_BALANCE,
+    });
+  }
+  return startDevnetBundler({
+    chainId: anvil.chainId,
+    rpcUrl: anvil.rpcUrl,
+    privateKey: DEVNET_BUNDLER_PRIVATE_KEY,
+  });
+}
+
 // ------------------------------------------------------------------------------ public API
 
 function logger(log: DevnetLog | undefined): (message: string) => void {
@@ -894,10 +930,12 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
   const artifactsPromise = loadArtifacts();
   artifactsPromise.catch(() => undefined); // awaited below; don't report it unhandled if anvil fails first
   const anvils: RunningAnvil[] = [];
+  const bundlers: DevnetBundler[] = [];
   let stopFakes: (() => Promise<void>) | null = null;
   let aggregators: DevnetInfo['aggregators'];
   const stopAll = async (): Promise<void> => {
     await stopFakes?.();
+    await Promise.all(bundlers.map((b) => b.stop()));
     await Promise.all(anvils.map((a) => a.stop()));
   };
 
@@ -956,6 +994,13 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
         const deployed = await deployChain(anvil, artifacts, loaded.has(anvil.chainId), options.planLength);
         if (epBytecode) deployed.contracts.entryPoint = await deployEntryPoint(anvil, epBytecode);
         const pools = await seedDevnetMarkets({ chainId: anvil.chainId, rpcUrl: anvil.rpcUrl, ...deployed });
+        const c = deployed.contracts;
+        let bundlerUrl: string | undefined;
+        if (options.bundler !== false && c.entryPoint && c.kernelFactory) {
+          const bundler = await startChainBundler(anvil);
+          bundlers.push(bundler);
+          bundlerUrl = bundler.url;
+        }
         chains[anvil.chainId] = {
           chainId: anvil.chainId,
           rpcUrl: anvil.rpcUrl,
@@ -963,6 +1008,7 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
           deployer: DEVNET_DEPLOYER,
           ...deployed,
           pools,
+          ...(bundlerUrl ? { bundlerUrl } : {}),
         };
         log(`devnet chain ${anvil.chainId} at ${anvil.rpcUrl} (usdc ${deployed.contracts.usdc})`);
       }),
@@ -1004,6 +1050,14 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
 export function devnetRpcUrls(devnet: DevnetInfo): Record<number, string> {
   const out: Record<number, string> = {};
   for (const chain of Object.values(devnet.chains)) out[chain.chainId] = chain.rpcUrl;
+  return out;
+}
+
+/** Chain id → the devnet bundler's URL, for chains that have one (the bundler port's configuration). */
+export function devnetBundlerUrls(devnet: DevnetInfo): Record<number, string> {
+  const out: Record<number, string> = {};
+  for (const chain of Object.values(devnet.chains))
+    if (chain.bundlerUrl) out[chain.chainId] = chain.bundlerUrl;
   return out;
 }
 
