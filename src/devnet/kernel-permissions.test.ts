@@ -1,14 +1,15 @@
 // The devnet's session-key modules for Kernel permissions (devnet/KernelECDSASigner.sol,
 // KernelCallPolicy.sol, KernelTimestampPolicy.sol, KernelRateLimitPolicy.sol), installed for a
 // stand-in account with exactly the bytes the delegations module emits, and asked as Kernel asks
-// them (calls from the account's address, UserOperations whose callData is Kernel's `execute`).
+// them (calls from the account's address, UserOperations whose callData is Kernel's `execute`);
+// then real Kernel v3.1 accounts running a session key through EntryPoint.handleOps, where each
+// grant limit is refused by the account itself (AA22 for time windows, AA23 for policy reverts).
 
 import {
   concat,
   createPublicClient,
   createTestClient,
   createWalletClient,
-  encodeAbiParameters,
   encodeFunctionData,
   erc20Abi,
   getAddress,
@@ -23,18 +24,11 @@ import {
   type Address,
   type Hex,
 } from 'viem';
-import {
-  entryPoint07Abi,
-  getUserOperationHash,
-  toPackedUserOperation,
-  type UserOperation,
-} from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, inject, it } from 'vitest';
+import { executeCallData, kernelSession, type Call } from '../../test/support/kernel-session.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import {
-  buildPermission,
-  kernelAbi,
   newPermissionId,
   permissionElements,
   type KernelModules,
@@ -45,13 +39,32 @@ import {
   BASE_CHAIN_ID,
   BASE_SEPOLIA_CHAIN_ID,
   devnetChain,
-  ENTRY_POINT_V07,
   expectedDevnetContracts,
 } from './devnet.ts';
-import { fundAddress, newFundedAccount } from './faucet.ts';
-import { deployDevnetKernelAccount, devnetKernelAccount } from './kernel-accounts.ts';
 
 const devnet = inject('devnet');
+const base = devnetChain(devnet, BASE_CHAIN_ID);
+const viemChain = chainDefinition(base.chainId, base.rpcUrl);
+const transport = http(base.rpcUrl, { retryCount: 0 });
+const publicClient = createPublicClient({ chain: viemChain, transport, pollingInterval: 20 });
+const modules: KernelModules = {
+  ecdsaSigner: base.contracts.kernelEcdsaSigner!,
+  callPolicy: base.contracts.kernelCallPolicy!,
+  timestampPolicy: base.contracts.kernelTimestampPolicy!,
+  rateLimitPolicy: base.contracts.kernelRateLimitPolicy!,
+  ecdsaValidator: base.contracts.kernelEcdsaValidator!,
+};
+/** TestUSDC's `mint(address,uint256)`: anyone may mint on the devnet. */
+const MINT: Hex = '0x40c10f19';
+const mintAbi = parseAbi(['function mint(address to, uint256 amount) returns (bool)']);
+const mint = (token: Address, to: Address, amount: bigint): Call => ({
+  to: token,
+  value: 0n,
+  data: encodeFunctionData({ abi: mintAbi, functionName: 'mint', args: [to, amount] }),
+});
+const balanceOf = (token: Address, holder: Address) =>
+  publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] });
+const randomAddress = () => privateKeyToAccount(generatePrivateKey()).address;
 
 const moduleAbi = parseAbi([
   'struct PackedUserOperation { address sender; uint256 nonce; bytes initCode; bytes callData; bytes32 accountGasLimits; uint256 preVerificationGas; bytes32 gasFees; bytes paymasterAndData; bytes signature; }',
@@ -69,48 +82,15 @@ const moduleAbi = parseAbi([
   'error InvalidCallType()',
   'error CallViolatesValueRule()',
   'error CallToAccount()',
-  'error ParamRulesUnsupported()',
+  'error CallViolatesParamRule()',
+  'error UnknownCondition(uint8 condition)',
+  'error ParamCountMismatch(uint8 condition, uint256 count)',
   'error InvalidTimeWindow(uint48 validAfter, uint48 validUntil)',
   'error InvalidSignature()',
 ]);
-const kernelExecuteAbi = parseAbi(['function execute(bytes32 execMode, bytes executionCalldata) payable']);
 const wethAbi = parseAbi(['function withdraw(uint256 wad)']);
 
 const HOUR = 3600;
-const SINGLE: Hex = pad('0x00', { size: 32, dir: 'right' });
-const BATCH: Hex = pad('0x01', { size: 32, dir: 'right' });
-
-interface Call {
-  to: Address;
-  value: bigint;
-  data: Hex;
-}
-
-/** Kernel's `execute(mode, executionCalldata)` for one call (packed) or a batch (ABI-encoded). */
-function executeCallData(calls: Call[], batch = calls.length > 1): Hex {
-  const [first] = calls;
-  const executionCalldata =
-    batch || !first
-      ? encodeAbiParameters(
-          [
-            {
-              type: 'tuple[]',
-              components: [
-                { name: 'target', type: 'address' },
-                { name: 'value', type: 'uint256' },
-                { name: 'callData', type: 'bytes' },
-              ],
-            },
-          ],
-          [calls.map((c) => ({ target: c.to, value: c.value, callData: c.data }))],
-        )
-      : concat([first.to, toHex(first.value, { size: 32 }), first.data]);
-  return encodeFunctionData({
-    abi: kernelExecuteAbi,
-    functionName: 'execute',
-    args: [batch ? BATCH : SINGLE, executionCalldata],
-  });
-}
 
 function userOp(sender: Address, callData: Hex, signature: Hex = '0x') {
   return {
@@ -436,175 +416,116 @@ describe('session-key modules for Kernel permissions on the devnet', () => {
   });
 
   it('a Kernel account runs a session key: enable mode installs the grant and executes, default mode follows, an off-grant op is refused', async () => {
-    const a = await standInAccount();
-    const { chain, publicClient } = a;
-    const viemChain = chainDefinition(chain.chainId, chain.rpcUrl);
-    const transport = http(chain.rpcUrl, { retryCount: 0 });
-    const owner = privateKeyToAccount(generatePrivateKey());
-    const sessionKey = privateKeyToAccount(generatePrivateKey());
-    const account = await devnetKernelAccount(devnet, BASE_CHAIN_ID, owner.address);
-    await deployDevnetKernelAccount(devnet, account);
-    await fundAddress(devnet, { chainId: BASE_CHAIN_ID, address: account.address, eth: parseEther('1') });
-    const submitter = await newFundedAccount(devnet, { chainId: BASE_CHAIN_ID });
-    const wallet = createWalletClient({
-      account: privateKeyToAccount(submitter.privateKey),
-      chain: viemChain,
-      transport,
-    });
-    const { usdc } = chain.contracts;
-    const recipient = privateKeyToAccount(generatePrivateKey()).address;
-    const mintAbi = parseAbi(['function mint(address to, uint256 amount) returns (bool)']);
-    const mint = (amount: bigint): Call => ({
-      to: usdc,
-      value: 0n,
-      data: encodeFunctionData({ abi: mintAbi, functionName: 'mint', args: [recipient, amount] }),
-    });
-    const balance = () =>
-      publicClient.readContract({
-        address: usdc,
-        abi: erc20Abi,
-        functionName: 'balanceOf',
-        args: [recipient],
-      });
-
-    const now = Number(await a.now());
-    const permissionId = newPermissionId();
-    const kernelNonce = await publicClient.readContract({
-      address: account.address,
-      abi: kernelAbi,
-      functionName: 'currentNonce',
-    });
-    const built = buildPermission({
-      account: account.address,
-      chainId: BASE_CHAIN_ID,
-      kernelVersion: '0.3.1',
-      modules: a.modules,
-      permissionId,
-      sessionKey: sessionKey.address,
-      kernelNonce,
-      scope: {
-        calls: [{ target: usdc, selector: '0x40c10f19', valueLimit: 0n }],
-        validAfter: now - 60,
-        validUntil: now + HOUR,
-        rateLimit: { count: 5, intervalSecs: 1 },
-      },
-    });
-    const enableSig = await owner.signTypedData(built.typedData);
-    const identifier = pad(permissionId, { size: 20, dir: 'right' });
-    const nonceKey = (mode: Hex) => BigInt(concat([mode, '0x02', identifier, '0x0000']));
-
-    const signedOp = async (calls: Call[], mode: '0x00' | '0x01') => {
-      const { maxFeePerGas, maxPriorityFeePerGas } = await publicClient.estimateFeesPerGas();
-      const op: UserOperation<'0.7'> = {
-        sender: account.address,
-        nonce: await publicClient.readContract({
-          address: ENTRY_POINT_V07,
-          abi: entryPoint07Abi,
-          functionName: 'getNonce',
-          args: [account.address, nonceKey(mode)],
-        }),
-        callData: executeCallData(calls),
-        callGasLimit: 300_000n,
-        verificationGasLimit: 1_500_000n,
-        preVerificationGas: 60_000n,
-        maxFeePerGas,
-        maxPriorityFeePerGas,
-        signature: '0x',
-      };
-      const hash = getUserOperationHash({
-        userOperation: op,
-        entryPointAddress: ENTRY_POINT_V07,
-        entryPointVersion: '0.7',
-        chainId: BASE_CHAIN_ID,
-      });
-      const userOpSig = concat(['0xff', await sessionKey.signMessage({ message: { raw: hash } })]);
-      op.signature =
-        mode === '0x00'
-          ? userOpSig
-          : concat([
-              zeroAddress,
-              encodeAbiParameters(
-                [
-                  { type: 'bytes' },
-                  { type: 'bytes' },
-                  { type: 'bytes' },
-                  { type: 'bytes' },
-                  { type: 'bytes' },
-                ],
-                [built.enableData, '0x', built.selectorData, enableSig, userOpSig],
-              ),
-            ]);
-      return op;
-    };
-    const beneficiary = privateKeyToAccount(generatePrivateKey()).address;
-    const handleOps = async (op: UserOperation<'0.7'>) => {
-      const hash = await wallet.writeContract({
-        address: ENTRY_POINT_V07,
-        abi: entryPoint07Abi,
-        functionName: 'handleOps',
-        args: [[toPackedUserOperation(op)], beneficiary],
-        gas: 5_000_000n,
-      });
-      const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
-      return receipt.status;
-    };
-    const simulate = (op: UserOperation<'0.7'>) =>
-      publicClient.simulateContract({
-        address: ENTRY_POINT_V07,
-        abi: entryPoint07Abi,
-        functionName: 'handleOps',
-        args: [[toPackedUserOperation(op)], beneficiary],
-        account: wallet.account,
-        gas: 5_000_000n,
-      });
+    const { usdc } = base.contracts;
+    const recipient = randomAddress();
+    const s = await kernelSession(devnet, (_account, now) => ({
+      calls: [{ target: usdc, selector: MINT, valueLimit: 0n }],
+      validAfter: now - 60,
+      validUntil: now + HOUR,
+      rateLimit: { count: 5, intervalSecs: 1 },
+    }));
+    const balance = () => balanceOf(usdc, recipient);
 
     // Enable mode: the owner's Enable signature installs the permission, the session key's op runs.
-    const first = await signedOp([mint(5_000_000n)], '0x01');
-    expect(await handleOps(first)).toBe('success');
+    expect(await s.run(await s.op([mint(usdc, recipient, 5_000_000n)], 'enable'))).toBe('success');
     expect(await balance()).toBe(5_000_000n);
     expect(
       await publicClient.readContract({
-        address: a.modules.ecdsaSigner,
+        address: modules.ecdsaSigner,
         abi: parseAbi(['function signer(bytes32 id, address wallet) view returns (address)']),
         functionName: 'signer',
-        args: [idOf(permissionId), account.address],
+        args: [idOf(s.permission.permissionId), s.account],
       }),
-    ).toBe(sessionKey.address);
+    ).toBe(s.sessionKey.address);
 
     // Default mode: the installed permission alone, a batch of two allowed calls.
-    const second = await signedOp([mint(1_000_000n), mint(2_000_000n)], '0x00');
-    expect(await handleOps(second)).toBe('success');
+    const batch = [mint(usdc, recipient, 1_000_000n), mint(usdc, recipient, 2_000_000n)];
+    expect(await s.run(await s.op(batch))).toBe('success');
     expect(await balance()).toBe(8_000_000n);
 
     // Off the grant (USDC.transfer): validation reverts in the call policy, nothing moves.
-    const offGrant = await signedOp(
-      [
-        {
-          to: usdc,
-          value: 0n,
-          data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [recipient, 1n] }),
-        },
-      ],
-      '0x00',
-    );
-    await expect(simulate(offGrant)).rejects.toThrow(/AA23/);
+    const transfer = {
+      to: usdc,
+      value: 0n,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [recipient, 1n] }),
+    };
+    await expect(s.simulate(await s.op([transfer]))).rejects.toThrow(/AA23/);
     // Signed by another key: refused too.
-    const forged = await signedOp([mint(1n)], '0x00');
     const stranger = privateKeyToAccount(generatePrivateKey());
-    forged.signature = concat([
-      '0xff',
-      await stranger.signMessage({
-        message: {
-          raw: getUserOperationHash({
-            userOperation: forged,
-            entryPointAddress: ENTRY_POINT_V07,
-            entryPointVersion: '0.7',
-            chainId: BASE_CHAIN_ID,
-          }),
-        },
-      }),
-    ]);
-    await expect(simulate(forged)).rejects.toThrow(/AA24 signature error/);
+    await expect(s.simulate(await s.op([mint(usdc, recipient, 1n)], 'default', stranger))).rejects.toThrow(
+      /AA24 signature error/,
+    );
     expect(await balance()).toBe(8_000_000n);
+  });
+
+  it('the account refuses a value over the call\'s limit (AA23) and takes one at the limit', async () => {
+    const payee = randomAddress();
+    const s = await kernelSession(devnet, (_account, now) => ({
+      calls: [{ target: payee, selector: '0x00000000', valueLimit: 1_000n }],
+      validAfter: now - 60,
+      validUntil: now + HOUR,
+      rateLimit: null,
+    }));
+    const pay = (value: bigint) => [{ to: payee, value, data: '0x' as Hex }];
+    // Refused in enable mode (nothing installs) and, once installed, in default mode.
+    await expect(s.simulate(await s.op(pay(1_001n), 'enable'))).rejects.toThrow(/AA23/);
+    expect(await s.run(await s.op(pay(1_000n), 'enable'))).toBe('success');
+    await expect(s.simulate(await s.op(pay(1_001n)))).rejects.toThrow(/AA23/);
+    expect(await s.run(await s.op(pay(1_001n)))).toBe('refused');
+    expect(await publicClient.getBalance({ address: payee })).toBe(1_000n);
+  });
+
+  it('the account refuses the (count+1)-th use inside the interval (AA23), after count uses ran', async () => {
+    const { usdc } = base.contracts;
+    const recipient = randomAddress();
+    // Two uses, no spacing between them; the third finds none left.
+    const s = await kernelSession(devnet, (_account, now) => ({
+      calls: [{ target: usdc, selector: MINT, valueLimit: 0n }],
+      validAfter: now - 60,
+      validUntil: now + HOUR,
+      rateLimit: { count: 2, intervalSecs: 0 },
+    }));
+    expect(await s.run(await s.op([mint(usdc, recipient, 1n)], 'enable'))).toBe('success');
+    expect(await s.run(await s.op([mint(usdc, recipient, 1n)]))).toBe('success');
+    await expect(s.simulate(await s.op([mint(usdc, recipient, 1n)]))).rejects.toThrow(/AA23/);
+    expect(await balanceOf(usdc, recipient)).toBe(2n);
+
+    // One use an hour: the second, inside the first hour, is not due (the EntryPoint's AA22).
+    const hourly = await kernelSession(devnet, (_account, now) => ({
+      calls: [{ target: usdc, selector: MINT, valueLimit: 0n }],
+      validAfter: now - 60,
+      validUntil: now + 10 * HOUR,
+      rateLimit: { count: 5, intervalSecs: HOUR },
+    }));
+    expect(await hourly.run(await hourly.op([mint(usdc, recipient, 1n)], 'enable'))).toBe('success');
+    await expect(hourly.simulate(await hourly.op([mint(usdc, recipient, 1n)]))).rejects.toThrow(
+      /AA22 expired or not due/,
+    );
+  });
+
+  it('the account refuses a use after valid_until (AA22), the grant having worked before', async () => {
+    const { usdc } = base.contracts;
+    const recipient = randomAddress();
+    // The devnet is shared by test files running in parallel: moving its clock (evm_increaseTime,
+    // evm_setNextBlockTimestamp) would move theirs. Instead the grant ends a few seconds after the
+    // chain's current time and the test waits for the chain to pass that second, mining empty
+    // blocks (which changes nothing for anyone else).
+    const TTL = 3;
+    const s = await kernelSession(devnet, (_account, now) => ({
+      calls: [{ target: usdc, selector: MINT, valueLimit: 0n }],
+      validAfter: now - 60,
+      validUntil: now + TTL,
+      rateLimit: null,
+    }));
+    expect(await s.run(await s.op([mint(usdc, recipient, 1n)], 'enable'))).toBe('success');
+    const validUntil = s.scope.validUntil;
+    const testClient = createTestClient({ mode: 'anvil', chain: viemChain, transport });
+    while ((await s.chainNow()) <= validUntil) {
+      await new Promise((r) => setTimeout(r, 250));
+      await testClient.mine({ blocks: 1 });
+    }
+    await expect(s.simulate(await s.op([mint(usdc, recipient, 1n)]))).rejects.toThrow(/AA22 expired or not due/);
+    expect(await s.run(await s.op([mint(usdc, recipient, 1n)]))).toBe('refused');
+    expect(await balanceOf(usdc, recipient)).toBe(1n);
   });
 });
