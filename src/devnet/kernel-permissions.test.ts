@@ -10,6 +10,7 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
+  encodeAbiParameters,
   encodeFunctionData,
   erc20Abi,
   getAddress,
@@ -26,10 +27,16 @@ import {
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, inject, it } from 'vitest';
+import { testMarket } from '../../test/support/markets.ts';
 import { executeCallData, kernelSession, type Call } from '../../test/support/kernel-session.ts';
+import { createViemChainPort } from '../adapters/chain/viem.ts';
+import { createVenueAdapters, venueContracts } from '../adapters/venues/index.ts';
+import { testConfig } from '../config.ts';
+import { NARROWED_SELECTORS, rulesFor } from '../modules/delegations/rules.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import {
   newPermissionId,
+  PARAM_CONDITIONS,
   permissionElements,
   type KernelModules,
   type PermissionCall,
@@ -39,8 +46,10 @@ import {
   BASE_CHAIN_ID,
   BASE_SEPOLIA_CHAIN_ID,
   devnetChain,
+  devnetRpcUrls,
   expectedDevnetContracts,
 } from './devnet.ts';
+import { newFundedAccount } from './faucet.ts';
 
 const devnet = inject('devnet');
 const base = devnetChain(devnet, BASE_CHAIN_ID);
@@ -64,7 +73,59 @@ const mint = (token: Address, to: Address, amount: bigint): Call => ({
 });
 const balanceOf = (token: Address, holder: Address) =>
   publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] });
+/** The EntryPoint's AA23 carrying the call policy's `CallViolatesParamRule()` (0x59d52e40). */
+const PARAM_RULE_REFUSAL = /AA23 reverted[\s\S]*0x59d52e40/;
 const randomAddress = () => privateKeyToAccount(generatePrivateKey()).address;
+const mintTo = async (token: Address, to: Address, amount: bigint) => {
+  const minter = await newFundedAccount(devnet, { chainId: BASE_CHAIN_ID });
+  const wallet = createWalletClient({
+    account: privateKeyToAccount(minter.privateKey),
+    chain: viemChain,
+    transport,
+  });
+  const hash = await wallet.writeContract({
+    address: token,
+    abi: mintAbi,
+    functionName: 'mint',
+    args: [to, amount],
+  });
+  await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+};
+
+/** CallPolicy data with raw condition numbers (for what kernel.ts would never emit). */
+function encodeCallPolicyRaw(
+  permissions: Array<{
+    callType: Hex;
+    target: Address;
+    selector: Hex;
+    valueLimit: bigint;
+    rules: Array<{ condition: number; offset: bigint; params: Hex[] }>;
+  }>,
+): Hex {
+  return encodeAbiParameters(
+    [
+      {
+        type: 'tuple[]',
+        components: [
+          { name: 'callType', type: 'bytes1' },
+          { name: 'target', type: 'address' },
+          { name: 'selector', type: 'bytes4' },
+          { name: 'valueLimit', type: 'uint256' },
+          {
+            name: 'rules',
+            type: 'tuple[]',
+            components: [
+              { name: 'condition', type: 'uint8' },
+              { name: 'offset', type: 'uint64' },
+              { name: 'params', type: 'bytes32[]' },
+            ],
+          },
+        ],
+      },
+    ],
+    [permissions],
+  );
+}
 
 const moduleAbi = parseAbi([
   'struct PackedUserOperation { address sender; uint256 nonce; bytes initCode; bytes callData; bytes32 accountGasLimits; uint256 preVerificationGas; bytes32 gasFees; bytes paymasterAndData; bytes signature; }',
@@ -458,7 +519,7 @@ describe('session-key modules for Kernel permissions on the devnet', () => {
     expect(await balance()).toBe(8_000_000n);
   });
 
-  it('the account refuses a value over the call\'s limit (AA23) and takes one at the limit', async () => {
+  it("the account refuses a value over the call's limit (AA23) and takes one at the limit", async () => {
     const payee = randomAddress();
     const s = await kernelSession(devnet, (_account, now) => ({
       calls: [{ target: payee, selector: '0x00000000', valueLimit: 1_000n }],
@@ -524,8 +585,186 @@ describe('session-key modules for Kernel permissions on the devnet', () => {
       await new Promise((r) => setTimeout(r, 250));
       await testClient.mine({ blocks: 1 });
     }
-    await expect(s.simulate(await s.op([mint(usdc, recipient, 1n)]))).rejects.toThrow(/AA22 expired or not due/);
+    await expect(s.simulate(await s.op([mint(usdc, recipient, 1n)]))).rejects.toThrow(
+      /AA22 expired or not due/,
+    );
     expect(await s.run(await s.op([mint(usdc, recipient, 1n)]))).toBe('refused');
     expect(await balanceOf(usdc, recipient)).toBe(1n);
+  });
+});
+
+describe('narrow grants: parameter rules in the call policy', () => {
+  it('call policy: each condition compares the word at 4 + offset of the call data; a rule that fails, or reads past the data, refuses the call', async () => {
+    const a = await standInAccount();
+    const target = randomAddress();
+    const word = (n: bigint) => toHex(n, { size: 32 });
+    const sel = (s: string) => s as Hex;
+    // One selector per condition, each ruling the second argument word (offset 32) against 10.
+    const conditions = PARAM_CONDITIONS.filter((c) => c !== 'one_of');
+    const calls: PermissionCall[] = [
+      ...conditions.map((condition, i) => ({
+        target,
+        selector: sel(`0x0000000${i + 1}`),
+        valueLimit: 0n,
+        rules: [{ condition, offset: 32, params: [word(10n)] }],
+      })),
+      {
+        target,
+        selector: sel('0x000000ff'),
+        valueLimit: 0n,
+        rules: [{ condition: 'one_of', offset: 0, params: [word(3n), word(5n)] }],
+      },
+    ];
+    const pid = newPermissionId();
+    const [callElement] = permissionElements(a.modules, a.address, scopeOf(calls, 0, 0));
+    await a.install(pid, [callElement!]);
+    const callWith = (selector: Hex, first: bigint, second: bigint) =>
+      executeCallData([{ to: target, value: 0n, data: concat([selector, word(first), word(second)]) }]);
+    const passes = async (selector: Hex, first: bigint, second: bigint) => {
+      try {
+        return (await a.checkPolicy(a.modules.callPolicy, pid, callWith(selector, first, second))) === 0n;
+      } catch (e) {
+        expect(String(e)).toMatch(/CallViolatesParamRule/);
+        return false;
+      }
+    };
+    const expected: Record<string, [boolean, boolean, boolean]> = {
+      // second argument 9, 10, 11 against 10
+      equal: [false, true, false],
+      greater_than: [false, false, true],
+      less_than: [true, false, false],
+      greater_than_or_equal: [false, true, true],
+      less_than_or_equal: [true, true, false],
+      not_equal: [true, false, true],
+    };
+    for (const [i, condition] of conditions.entries()) {
+      const selector = sel(`0x0000000${i + 1}`);
+      const got = [
+        await passes(selector, 0n, 9n),
+        await passes(selector, 0n, 10n),
+        await passes(selector, 0n, 11n),
+      ];
+      expect([condition, got]).toEqual([condition, expected[condition]]);
+    }
+    // ONE_OF on the first word; unsigned: 2^255 is above 10, not negative.
+    expect([await passes(sel('0x000000ff'), 3n, 0n), await passes(sel('0x000000ff'), 5n, 0n)]).toEqual([
+      true,
+      true,
+    ]);
+    expect(await passes(sel('0x000000ff'), 4n, 0n)).toBe(false);
+    expect(await passes(sel('0x00000002'), 0n, 2n ** 255n)).toBe(true);
+    // Data too short for the word the rule reads: refused, not read as zero.
+    const short = executeCallData([{ to: target, value: 0n, data: concat([sel('0x00000003'), word(0n)]) }]);
+    await expect(a.checkPolicy(a.modules.callPolicy, pid, short)).rejects.toThrow(/CallViolatesParamRule/);
+    // Rules are checked in a batch item by item too.
+    const batch = executeCallData(
+      [
+        { to: target, value: 0n, data: concat([sel('0x000000ff'), word(3n), word(0n)]) },
+        { to: target, value: 0n, data: concat([sel('0x000000ff'), word(4n), word(0n)]) },
+      ],
+      true,
+    );
+    await expect(a.checkPolicy(a.modules.callPolicy, pid, batch)).rejects.toThrow(/CallViolatesParamRule/);
+
+    // Install refuses what ZeroDev's v0.0.4 refuses: a condition past ONE_OF (SLICE_EQUAL is
+    // v0.0.5's), and a comparison with other than one param.
+    const bad = (rules: { condition: number; offset: bigint; params: Hex[] }[]) =>
+      concat([
+        '0x0000',
+        a.modules.callPolicy,
+        encodeCallPolicyRaw([{ callType: '0x00', target, selector: '0x12345678', valueLimit: 0n, rules }]),
+      ]);
+    await expect(
+      a.install(newPermissionId(), [bad([{ condition: 7, offset: 0n, params: [word(1n)] }])]),
+    ).rejects.toThrow(/reverted/);
+    await expect(
+      a.install(newPermissionId(), [bad([{ condition: 0, offset: 0n, params: [word(1n), word(2n)] }])]),
+    ).rejects.toThrow(/reverted/);
+    await expect(
+      a.install(newPermissionId(), [bad([{ condition: 6, offset: 0n, params: [] }])]),
+    ).resolves.toBeUndefined();
+  });
+
+  it('a Kernel account with a narrow grant: approve to a venue router passes, to a stranger is refused (AA23); a swap paying the account passes, paying a stranger is refused', async () => {
+    const market = await testMarket(devnet, { TKA: 18, TKB: 6 }, [
+      { venue: 'uniswap-v3', pair: ['TKA', 'TKB'], fee: 3000, depth: ['1000', '2000000'] },
+      { venue: 'devnet-amm', pair: ['TKA', 'TKB'], fee: null, depth: ['100', '200000'] },
+      { venue: 'aerodrome', pair: ['TKA', 'TKB'], fee: null, depth: ['500', '1000000'] },
+    ]);
+    const tka = market.tokens.TKA!.address;
+    const tkb = market.tokens.TKB!.address;
+    const adapters = createVenueAdapters({
+      config: testConfig(),
+      chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
+      devnet,
+    }).filter((v) => ['devnet-amm', 'uniswap-v3', 'aerodrome'].includes(v.venue));
+    const venue = (name: string) => adapters.find((v) => v.venue === name)!;
+    const routers = venueContracts(adapters, BASE_CHAIN_ID).map((c) => c.address);
+    expect(routers).toHaveLength(3);
+    const s = await kernelSession(devnet, (account, now) => {
+      const ctx = { account, spenders: routers };
+      const calls = [
+        { target: tka, selector: NARROWED_SELECTORS.approve },
+        { target: base.contracts.uniswapV2Router02!, selector: NARROWED_SELECTORS.uniswapV2Swap },
+        { target: base.contracts.uniswapV3SwapRouter02!, selector: NARROWED_SELECTORS.multicallDeadline },
+        { target: base.contracts.aerodromeRouter!, selector: NARROWED_SELECTORS.aerodromeSwap },
+      ];
+      return {
+        calls: calls.map((c) => ({ ...c, valueLimit: 0n, rules: rulesFor(c.selector, ctx) })),
+        validAfter: now - 60,
+        validUntil: now + HOUR,
+        rateLimit: null,
+      };
+    });
+    await mintTo(tka, s.account, parseEther('10'));
+    const stranger = randomAddress();
+    const approve = (spender: Address): Call => ({
+      to: tka,
+      value: 0n,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, parseEther('1')] }),
+    });
+    const allowance = (spender: Address) =>
+      publicClient.readContract({
+        address: tka,
+        abi: erc20Abi,
+        functionName: 'allowance',
+        args: [s.account, spender],
+      });
+
+    // Approvals: a stranger is refused even in enable mode (nothing installs); a venue router passes.
+    await expect(s.simulate(await s.op([approve(stranger)], 'enable'))).rejects.toThrow(PARAM_RULE_REFUSAL);
+    expect(await s.run(await s.op([approve(routers[0]!)], 'enable'))).toBe('success');
+    expect(await allowance(routers[0]!)).toBe(parseEther('1'));
+    expect(await s.run(await s.op([approve(stranger)]))).toBe('refused');
+    expect(await allowance(stranger)).toBe(0n);
+
+    // Swaps as each venue builds them (approve its router, then swap), to the account or a stranger.
+    const plan = async (name: string, recipient: Address) => {
+      const quote = await venue(name).quote({
+        chainId: BASE_CHAIN_ID,
+        sellToken: tka,
+        buyToken: tkb,
+        sellAmount: parseEther('0.1'),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const built = await venue(name).build({
+        quote,
+        taker: s.account,
+        recipient,
+        slippageBps: 100,
+        deadline: BigInt((await s.chainNow()) + 600),
+        signal: AbortSignal.timeout(10_000),
+      });
+      return built.calls;
+    };
+    for (const name of ['devnet-amm', 'uniswap-v3', 'aerodrome']) {
+      const before = await balanceOf(tkb, s.account);
+      await expect(s.simulate(await s.op(await plan(name, stranger))), name).rejects.toThrow(
+        PARAM_RULE_REFUSAL,
+      );
+      expect([name, await s.run(await s.op(await plan(name, s.account)))]).toEqual([name, 'success']);
+      expect(await balanceOf(tkb, s.account)).toBeGreaterThan(before);
+    }
+    expect(await balanceOf(tkb, stranger)).toBe(0n);
   });
 });

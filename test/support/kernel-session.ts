@@ -208,7 +208,11 @@ export async function kernelSession(
     });
     const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
     if (receipt.status !== 'success') return 'refused' as const;
-    const [event] = parseEventLogs({ abi: entryPoint07Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+    const [event] = parseEventLogs({
+      abi: entryPoint07Abi,
+      eventName: 'UserOperationEvent',
+      logs: receipt.logs,
+    });
     return event?.args.success ? ('success' as const) : ('call reverted' as const);
   };
   const simulate = (userOp: UserOperation<'0.7'>) =>

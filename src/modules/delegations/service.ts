@@ -7,6 +7,7 @@ import { getAddress, isAddressEqual, type Address, type Hex } from 'viem';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
 import { withTransaction } from '../../core/db/database.ts';
+import { venueContracts } from '../../adapters/venues/index.ts';
 import { AppError, invalidRequest, notFound, unavailable } from '../../core/errors/app-error.ts';
 import { newUuid } from '../../core/ids.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -23,7 +24,7 @@ import {
   type KernelVersion,
 } from './kernel.ts';
 import { readAccountOwner, readAccountState, signedBy, type AccountState } from './onchain.ts';
-import { assertFitsPolicy, permissionScope } from './scope.ts';
+import { assertFitsPolicy, narrowScope, permissionScope } from './scope.ts';
 import {
   expireDue,
   findDelegation,
@@ -201,7 +202,10 @@ async function record(
   });
 }
 
-/** NOT_FOUND (no policy) or POLICY_VIOLATION (scope wider than the policy); returns the version. */
+/**
+ * NOT_FOUND (no policy) or POLICY_VIOLATION (scope wider than the policy); returns the policy's
+ * version and the scope with its calls' parameter rules (venue spenders, the account as recipient).
+ */
 export async function checkScopeFits(
   db: DbExecutor,
   deps: AppDeps,
@@ -209,12 +213,13 @@ export async function checkScopeFits(
   wallet: string,
   chainId: number,
   scope: StoredScope,
-): Promise<number> {
+): Promise<{ version: number; scope: StoredScope }> {
   const registry = registryOf(deps);
   const policy = await getActivePolicy(db, registry, accountId, wallet);
   if (!policy) throw noPolicyError(wallet);
-  assertFitsPolicy(policy.document, registry, chainId, scope, deps.config.nativeUsdReference);
-  return policy.version;
+  const venues = venueContracts(deps.venues ?? [], chainId);
+  assertFitsPolicy(policy.document, registry, chainId, scope, deps.config.nativeUsdReference, venues);
+  return { version: policy.version, scope: narrowScope(policy.document, wallet, scope, venues) };
 }
 
 /** The account state a new grant needs, read from the chain (call before the transaction). */
@@ -238,7 +243,8 @@ export async function createGrant(
   grant: NewGrant,
 ): Promise<Delegation> {
   const accountId = actor.principal.accountId;
-  const policyVersion = await checkScopeFits(tx, deps, accountId, grant.wallet, grant.chainId, grant.scope);
+  const fit = await checkScopeFits(tx, deps, accountId, grant.wallet, grant.chainId, grant.scope);
+  const { version: policyVersion, scope } = fit;
   const modules = modulesOf(deps, grant.chainId);
   const sessionKey = sessionKeyOf(deps);
   const kernelVersion: KernelVersion = deps.config.kernel.version;
@@ -256,7 +262,7 @@ export async function createGrant(
       permissionId,
       sessionKey,
       kernelNonce: grant.state.kernelNonce,
-      scope: permissionScope(grant.scope),
+      scope: permissionScope(scope),
     },
     version,
   );
@@ -281,7 +287,7 @@ export async function createGrant(
       timestamp_policy: modules.timestampPolicy.toLowerCase(),
       ...(grant.scope.rate_limit ? { rate_limit_policy: modules.rateLimitPolicy.toLowerCase() } : {}),
     },
-    scope: grant.scope,
+    scope,
     valid_after: grant.scope.valid_after,
     valid_until: grant.scope.valid_until,
     account_deployed: grant.state.deployed,
