@@ -4,10 +4,10 @@ import type { Actor } from '../../core/http/actor.ts';
 // only `tx`. Events and audit facts are written in the same transaction as the state they report.
 
 import { getAddress, isAddressEqual, type Address, type Hex } from 'viem';
+import { venueContracts } from '../../adapters/venues/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
 import { withTransaction } from '../../core/db/database.ts';
-import { venueContracts } from '../../adapters/venues/index.ts';
 import { AppError, invalidRequest, notFound, unavailable } from '../../core/errors/app-error.ts';
 import { newUuid } from '../../core/ids.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -243,8 +243,8 @@ export async function createGrant(
   grant: NewGrant,
 ): Promise<Delegation> {
   const accountId = actor.principal.accountId;
-  const fit = await checkScopeFits(tx, deps, accountId, grant.wallet, grant.chainId, grant.scope);
-  const { version: policyVersion, scope } = fit;
+  const fitted = await checkScopeFits(tx, deps, accountId, grant.wallet, grant.chainId, grant.scope);
+  const { version: policyVersion, scope } = fitted;
   const modules = modulesOf(deps, grant.chainId);
   const sessionKey = sessionKeyOf(deps);
   const kernelVersion: KernelVersion = deps.config.kernel.version;
