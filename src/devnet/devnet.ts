@@ -132,7 +132,7 @@ export interface DevnetContracts {
    * ECDSA signer (module type 6, devnet/KernelECDSASigner.sol): data = the session key's address.
    */
   kernelEcdsaSigner?: Address;
-  /** Call policy (type 5, devnet/KernelCallPolicy.sol): data = `abi.encode(Permission[])`, no parameter rules. */
+  /** Call policy (type 5, devnet/KernelCallPolicy.sol): data = `abi.encode(Permission[])`, with parameter rules. */
   kernelCallPolicy?: Address;
   /** Timestamp policy (type 5, devnet/KernelTimestampPolicy.sol): data = `abi.encode(uint48 validAfter, uint48 validUntil)`. */
   kernelTimestampPolicy?: Address;

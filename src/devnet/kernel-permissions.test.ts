@@ -1,7 +1,9 @@
 // The devnet's session-key modules for Kernel permissions (devnet/KernelECDSASigner.sol,
 // KernelCallPolicy.sol, KernelTimestampPolicy.sol, KernelRateLimitPolicy.sol), installed for a
 // stand-in account with exactly the bytes the delegations module emits, and asked as Kernel asks
-// them (calls from the account's address, UserOperations whose callData is Kernel's `execute`).
+// them (calls from the account's address, UserOperations whose callData is Kernel's `execute`);
+// then real Kernel v3.1 accounts running a session key through EntryPoint.handleOps, where each
+// grant limit is refused by the account itself (AA22 for time windows, AA23 for policy reverts).
 
 import {
   concat,
@@ -23,19 +25,18 @@ import {
   type Address,
   type Hex,
 } from 'viem';
-import {
-  entryPoint07Abi,
-  getUserOperationHash,
-  toPackedUserOperation,
-  type UserOperation,
-} from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, inject, it } from 'vitest';
+import { testMarket } from '../../test/support/markets.ts';
+import { executeCallData, kernelSession, type Call } from '../../test/support/kernel-session.ts';
+import { createViemChainPort } from '../adapters/chain/viem.ts';
+import { createVenueAdapters, venueContracts } from '../adapters/venues/index.ts';
+import { testConfig } from '../config.ts';
+import { NARROWED_SELECTORS, rulesFor } from '../modules/delegations/rules.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import {
-  buildPermission,
-  kernelAbi,
   newPermissionId,
+  PARAM_CONDITIONS,
   permissionElements,
   type KernelModules,
   type PermissionCall,
@@ -45,13 +46,86 @@ import {
   BASE_CHAIN_ID,
   BASE_SEPOLIA_CHAIN_ID,
   devnetChain,
-  ENTRY_POINT_V07,
+  devnetRpcUrls,
   expectedDevnetContracts,
 } from './devnet.ts';
-import { fundAddress, newFundedAccount } from './faucet.ts';
-import { deployDevnetKernelAccount, devnetKernelAccount } from './kernel-accounts.ts';
+import { newFundedAccount } from './faucet.ts';
 
 const devnet = inject('devnet');
+const base = devnetChain(devnet, BASE_CHAIN_ID);
+const viemChain = chainDefinition(base.chainId, base.rpcUrl);
+const transport = http(base.rpcUrl, { retryCount: 0 });
+const publicClient = createPublicClient({ chain: viemChain, transport, pollingInterval: 20 });
+const modules: KernelModules = {
+  ecdsaSigner: base.contracts.kernelEcdsaSigner!,
+  callPolicy: base.contracts.kernelCallPolicy!,
+  timestampPolicy: base.contracts.kernelTimestampPolicy!,
+  rateLimitPolicy: base.contracts.kernelRateLimitPolicy!,
+  ecdsaValidator: base.contracts.kernelEcdsaValidator!,
+};
+/** TestUSDC's `mint(address,uint256)`: anyone may mint on the devnet. */
+const MINT: Hex = '0x40c10f19';
+const mintAbi = parseAbi(['function mint(address to, uint256 amount) returns (bool)']);
+const mint = (token: Address, to: Address, amount: bigint): Call => ({
+  to: token,
+  value: 0n,
+  data: encodeFunctionData({ abi: mintAbi, functionName: 'mint', args: [to, amount] }),
+});
+const balanceOf = (token: Address, holder: Address) =>
+  publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] });
+/** The EntryPoint's AA23 carrying the call policy's `CallViolatesParamRule()` (0x59d52e40). */
+const PARAM_RULE_REFUSAL = /AA23 reverted[\s\S]*0x59d52e40/;
+const randomAddress = () => privateKeyToAccount(generatePrivateKey()).address;
+const mintTo = async (token: Address, to: Address, amount: bigint) => {
+  const minter = await newFundedAccount(devnet, { chainId: BASE_CHAIN_ID });
+  const wallet = createWalletClient({
+    account: privateKeyToAccount(minter.privateKey),
+    chain: viemChain,
+    transport,
+  });
+  const hash = await wallet.writeContract({
+    address: token,
+    abi: mintAbi,
+    functionName: 'mint',
+    args: [to, amount],
+  });
+  await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+};
+
+/** CallPolicy data with raw condition numbers (for what kernel.ts would never emit). */
+function encodeCallPolicyRaw(
+  permissions: Array<{
+    callType: Hex;
+    target: Address;
+    selector: Hex;
+    valueLimit: bigint;
+    rules: Array<{ condition: number; offset: bigint; params: Hex[] }>;
+  }>,
+): Hex {
+  return encodeAbiParameters(
+    [
+      {
+        type: 'tuple[]',
+        components: [
+          { name: 'callType', type: 'bytes1' },
+          { name: 'target', type: 'address' },
+          { name: 'selector', type: 'bytes4' },
+          { name: 'valueLimit', type: 'uint256' },
+          {
+            name: 'rules',
+            type: 'tuple[]',
+            components: [
+              { name: 'condition', type: 'uint8' },
+              { name: 'offset', type: 'uint64' },
+              { name: 'params', type: 'bytes32[]' },
+            ],
+          },
+        ],
+      },
+    ],
+    [permissions],
+  );
+}
 
 const moduleAbi = parseAbi([
   'struct PackedUserOperation { address sender; uint256 nonce; bytes initCode; bytes callData; bytes32 accountGasLimits; uint256 preVerificationGas; bytes32 gasFees; bytes paymasterAndData; bytes signature; }',
@@ -69,48 +143,15 @@ const moduleAbi = parseAbi([
   'error InvalidCallType()',
   'error CallViolatesValueRule()',
   'error CallToAccount()',
-  'error ParamRulesUnsupported()',
+  'error CallViolatesParamRule()',
+  'error UnknownCondition(uint8 condition)',
+  'error ParamCountMismatch(uint8 condition, uint256 count)',
   'error InvalidTimeWindow(uint48 validAfter, uint48 validUntil)',
   'error InvalidSignature()',
 ]);
-const kernelExecuteAbi = parseAbi(['function execute(bytes32 execMode, bytes executionCalldata) payable']);
 const wethAbi = parseAbi(['function withdraw(uint256 wad)']);
 
 const HOUR = 3600;
-const SINGLE: Hex = pad('0x00', { size: 32, dir: 'right' });
-const BATCH: Hex = pad('0x01', { size: 32, dir: 'right' });
-
-interface Call {
-  to: Address;
-  value: bigint;
-  data: Hex;
-}
-
-/** Kernel's `execute(mode, executionCalldata)` for one call (packed) or a batch (ABI-encoded). */
-function executeCallData(calls: Call[], batch = calls.length > 1): Hex {
-  const [first] = calls;
-  const executionCalldata =
-    batch || !first
-      ? encodeAbiParameters(
-          [
-            {
-              type: 'tuple[]',
-              components: [
-                { name: 'target', type: 'address' },
-                { name: 'value', type: 'uint256' },
-                { name: 'callData', type: 'bytes' },
-              ],
-            },
-          ],
-          [calls.map((c) => ({ target: c.to, value: c.value, callData: c.data }))],
-        )
-      : concat([first.to, toHex(first.value, { size: 32 }), first.data]);
-  return encodeFunctionData({
-    abi: kernelExecuteAbi,
-    functionName: 'execute',
-    args: [batch ? BATCH : SINGLE, executionCalldata],
-  });
-}
 
 function userOp(sender: Address, callData: Hex, signature: Hex = '0x') {
   return {
@@ -436,175 +477,294 @@ describe('session-key modules for Kernel permissions on the devnet', () => {
   });
 
   it('a Kernel account runs a session key: enable mode installs the grant and executes, default mode follows, an off-grant op is refused', async () => {
-    const a = await standInAccount();
-    const { chain, publicClient } = a;
-    const viemChain = chainDefinition(chain.chainId, chain.rpcUrl);
-    const transport = http(chain.rpcUrl, { retryCount: 0 });
-    const owner = privateKeyToAccount(generatePrivateKey());
-    const sessionKey = privateKeyToAccount(generatePrivateKey());
-    const account = await devnetKernelAccount(devnet, BASE_CHAIN_ID, owner.address);
-    await deployDevnetKernelAccount(devnet, account);
-    await fundAddress(devnet, { chainId: BASE_CHAIN_ID, address: account.address, eth: parseEther('1') });
-    const submitter = await newFundedAccount(devnet, { chainId: BASE_CHAIN_ID });
-    const wallet = createWalletClient({
-      account: privateKeyToAccount(submitter.privateKey),
-      chain: viemChain,
-      transport,
-    });
-    const { usdc } = chain.contracts;
-    const recipient = privateKeyToAccount(generatePrivateKey()).address;
-    const mintAbi = parseAbi(['function mint(address to, uint256 amount) returns (bool)']);
-    const mint = (amount: bigint): Call => ({
-      to: usdc,
-      value: 0n,
-      data: encodeFunctionData({ abi: mintAbi, functionName: 'mint', args: [recipient, amount] }),
-    });
-    const balance = () =>
-      publicClient.readContract({
-        address: usdc,
-        abi: erc20Abi,
-        functionName: 'balanceOf',
-        args: [recipient],
-      });
-
-    const now = Number(await a.now());
-    const permissionId = newPermissionId();
-    const kernelNonce = await publicClient.readContract({
-      address: account.address,
-      abi: kernelAbi,
-      functionName: 'currentNonce',
-    });
-    const built = buildPermission({
-      account: account.address,
-      chainId: BASE_CHAIN_ID,
-      kernelVersion: '0.3.1',
-      modules: a.modules,
-      permissionId,
-      sessionKey: sessionKey.address,
-      kernelNonce,
-      scope: {
-        calls: [{ target: usdc, selector: '0x40c10f19', valueLimit: 0n }],
-        validAfter: now - 60,
-        validUntil: now + HOUR,
-        rateLimit: { count: 5, intervalSecs: 1 },
-      },
-    });
-    const enableSig = await owner.signTypedData(built.typedData);
-    const identifier = pad(permissionId, { size: 20, dir: 'right' });
-    const nonceKey = (mode: Hex) => BigInt(concat([mode, '0x02', identifier, '0x0000']));
-
-    const signedOp = async (calls: Call[], mode: '0x00' | '0x01') => {
-      const { maxFeePerGas, maxPriorityFeePerGas } = await publicClient.estimateFeesPerGas();
-      const op: UserOperation<'0.7'> = {
-        sender: account.address,
-        nonce: await publicClient.readContract({
-          address: ENTRY_POINT_V07,
-          abi: entryPoint07Abi,
-          functionName: 'getNonce',
-          args: [account.address, nonceKey(mode)],
-        }),
-        callData: executeCallData(calls),
-        callGasLimit: 300_000n,
-        verificationGasLimit: 1_500_000n,
-        preVerificationGas: 60_000n,
-        maxFeePerGas,
-        maxPriorityFeePerGas,
-        signature: '0x',
-      };
-      const hash = getUserOperationHash({
-        userOperation: op,
-        entryPointAddress: ENTRY_POINT_V07,
-        entryPointVersion: '0.7',
-        chainId: BASE_CHAIN_ID,
-      });
-      const userOpSig = concat(['0xff', await sessionKey.signMessage({ message: { raw: hash } })]);
-      op.signature =
-        mode === '0x00'
-          ? userOpSig
-          : concat([
-              zeroAddress,
-              encodeAbiParameters(
-                [
-                  { type: 'bytes' },
-                  { type: 'bytes' },
-                  { type: 'bytes' },
-                  { type: 'bytes' },
-                  { type: 'bytes' },
-                ],
-                [built.enableData, '0x', built.selectorData, enableSig, userOpSig],
-              ),
-            ]);
-      return op;
-    };
-    const beneficiary = privateKeyToAccount(generatePrivateKey()).address;
-    const handleOps = async (op: UserOperation<'0.7'>) => {
-      const hash = await wallet.writeContract({
-        address: ENTRY_POINT_V07,
-        abi: entryPoint07Abi,
-        functionName: 'handleOps',
-        args: [[toPackedUserOperation(op)], beneficiary],
-        gas: 5_000_000n,
-      });
-      const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
-      return receipt.status;
-    };
-    const simulate = (op: UserOperation<'0.7'>) =>
-      publicClient.simulateContract({
-        address: ENTRY_POINT_V07,
-        abi: entryPoint07Abi,
-        functionName: 'handleOps',
-        args: [[toPackedUserOperation(op)], beneficiary],
-        account: wallet.account,
-        gas: 5_000_000n,
-      });
+    const { usdc } = base.contracts;
+    const recipient = randomAddress();
+    const s = await kernelSession(devnet, (_account, now) => ({
+      calls: [{ target: usdc, selector: MINT, valueLimit: 0n }],
+      validAfter: now - 60,
+      validUntil: now + HOUR,
+      rateLimit: { count: 5, intervalSecs: 1 },
+    }));
+    const balance = () => balanceOf(usdc, recipient);
 
     // Enable mode: the owner's Enable signature installs the permission, the session key's op runs.
-    const first = await signedOp([mint(5_000_000n)], '0x01');
-    expect(await handleOps(first)).toBe('success');
+    expect(await s.run(await s.op([mint(usdc, recipient, 5_000_000n)], 'enable'))).toBe('success');
     expect(await balance()).toBe(5_000_000n);
     expect(
       await publicClient.readContract({
-        address: a.modules.ecdsaSigner,
+        address: modules.ecdsaSigner,
         abi: parseAbi(['function signer(bytes32 id, address wallet) view returns (address)']),
         functionName: 'signer',
-        args: [idOf(permissionId), account.address],
+        args: [idOf(s.permission.permissionId), s.account],
       }),
-    ).toBe(sessionKey.address);
+    ).toBe(s.sessionKey.address);
 
     // Default mode: the installed permission alone, a batch of two allowed calls.
-    const second = await signedOp([mint(1_000_000n), mint(2_000_000n)], '0x00');
-    expect(await handleOps(second)).toBe('success');
+    const batch = [mint(usdc, recipient, 1_000_000n), mint(usdc, recipient, 2_000_000n)];
+    expect(await s.run(await s.op(batch))).toBe('success');
     expect(await balance()).toBe(8_000_000n);
 
     // Off the grant (USDC.transfer): validation reverts in the call policy, nothing moves.
-    const offGrant = await signedOp(
-      [
-        {
-          to: usdc,
-          value: 0n,
-          data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [recipient, 1n] }),
-        },
-      ],
-      '0x00',
-    );
-    await expect(simulate(offGrant)).rejects.toThrow(/AA23/);
+    const transfer = {
+      to: usdc,
+      value: 0n,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [recipient, 1n] }),
+    };
+    await expect(s.simulate(await s.op([transfer]))).rejects.toThrow(/AA23/);
     // Signed by another key: refused too.
-    const forged = await signedOp([mint(1n)], '0x00');
     const stranger = privateKeyToAccount(generatePrivateKey());
-    forged.signature = concat([
-      '0xff',
-      await stranger.signMessage({
-        message: {
-          raw: getUserOperationHash({
-            userOperation: forged,
-            entryPointAddress: ENTRY_POINT_V07,
-            entryPointVersion: '0.7',
-            chainId: BASE_CHAIN_ID,
-          }),
-        },
-      }),
-    ]);
-    await expect(simulate(forged)).rejects.toThrow(/AA24 signature error/);
+    await expect(s.simulate(await s.op([mint(usdc, recipient, 1n)], 'default', stranger))).rejects.toThrow(
+      /AA24 signature error/,
+    );
     expect(await balance()).toBe(8_000_000n);
+  });
+
+  it("the account refuses a value over the call's limit (AA23) and takes one at the limit", async () => {
+    const payee = randomAddress();
+    const s = await kernelSession(devnet, (_account, now) => ({
+      calls: [{ target: payee, selector: '0x00000000', valueLimit: 1_000n }],
+      validAfter: now - 60,
+      validUntil: now + HOUR,
+      rateLimit: null,
+    }));
+    const pay = (value: bigint) => [{ to: payee, value, data: '0x' as Hex }];
+    // Refused in enable mode (nothing installs) and, once installed, in default mode.
+    await expect(s.simulate(await s.op(pay(1_001n), 'enable'))).rejects.toThrow(/AA23/);
+    expect(await s.run(await s.op(pay(1_000n), 'enable'))).toBe('success');
+    await expect(s.simulate(await s.op(pay(1_001n)))).rejects.toThrow(/AA23/);
+    expect(await s.run(await s.op(pay(1_001n)))).toBe('refused');
+    expect(await publicClient.getBalance({ address: payee })).toBe(1_000n);
+  });
+
+  it('the account refuses the (count+1)-th use inside the interval (AA23), after count uses ran', async () => {
+    const { usdc } = base.contracts;
+    const recipient = randomAddress();
+    // Two uses, no spacing between them; the third finds none left.
+    const s = await kernelSession(devnet, (_account, now) => ({
+      calls: [{ target: usdc, selector: MINT, valueLimit: 0n }],
+      validAfter: now - 60,
+      validUntil: now + HOUR,
+      rateLimit: { count: 2, intervalSecs: 0 },
+    }));
+    expect(await s.run(await s.op([mint(usdc, recipient, 1n)], 'enable'))).toBe('success');
+    expect(await s.run(await s.op([mint(usdc, recipient, 1n)]))).toBe('success');
+    await expect(s.simulate(await s.op([mint(usdc, recipient, 1n)]))).rejects.toThrow(/AA23/);
+    expect(await balanceOf(usdc, recipient)).toBe(2n);
+
+    // One use an hour: the second, inside the first hour, is not due (the EntryPoint's AA22).
+    const hourly = await kernelSession(devnet, (_account, now) => ({
+      calls: [{ target: usdc, selector: MINT, valueLimit: 0n }],
+      validAfter: now - 60,
+      validUntil: now + 10 * HOUR,
+      rateLimit: { count: 5, intervalSecs: HOUR },
+    }));
+    expect(await hourly.run(await hourly.op([mint(usdc, recipient, 1n)], 'enable'))).toBe('success');
+    await expect(hourly.simulate(await hourly.op([mint(usdc, recipient, 1n)]))).rejects.toThrow(
+      /AA22 expired or not due/,
+    );
+  });
+
+  it('the account refuses a use after valid_until (AA22), the grant having worked before', async () => {
+    const { usdc } = base.contracts;
+    const recipient = randomAddress();
+    // The devnet is shared by test files running in parallel: moving its clock (evm_increaseTime,
+    // evm_setNextBlockTimestamp) would move theirs. Instead the grant ends a few seconds after the
+    // chain's current time and the test waits for the chain to pass that second, mining empty
+    // blocks (which changes nothing for anyone else).
+    const TTL = 3;
+    const s = await kernelSession(devnet, (_account, now) => ({
+      calls: [{ target: usdc, selector: MINT, valueLimit: 0n }],
+      validAfter: now - 60,
+      validUntil: now + TTL,
+      rateLimit: null,
+    }));
+    expect(await s.run(await s.op([mint(usdc, recipient, 1n)], 'enable'))).toBe('success');
+    const validUntil = s.scope.validUntil;
+    const testClient = createTestClient({ mode: 'anvil', chain: viemChain, transport });
+    while ((await s.chainNow()) <= validUntil) {
+      await new Promise((r) => setTimeout(r, 250));
+      await testClient.mine({ blocks: 1 });
+    }
+    await expect(s.simulate(await s.op([mint(usdc, recipient, 1n)]))).rejects.toThrow(
+      /AA22 expired or not due/,
+    );
+    expect(await s.run(await s.op([mint(usdc, recipient, 1n)]))).toBe('refused');
+    expect(await balanceOf(usdc, recipient)).toBe(1n);
+  });
+});
+
+describe('narrow grants: parameter rules in the call policy', () => {
+  it('call policy: each condition compares the word at 4 + offset of the call data; a rule that fails, or reads past the data, refuses the call', async () => {
+    const a = await standInAccount();
+    const target = randomAddress();
+    const word = (n: bigint) => toHex(n, { size: 32 });
+    const sel = (s: string) => s as Hex;
+    // One selector per condition, each ruling the second argument word (offset 32) against 10.
+    const conditions = PARAM_CONDITIONS.filter((c) => c !== 'one_of');
+    const calls: PermissionCall[] = [
+      ...conditions.map((condition, i) => ({
+        target,
+        selector: sel(`0x0000000${i + 1}`),
+        valueLimit: 0n,
+        rules: [{ condition, offset: 32, params: [word(10n)] }],
+      })),
+      {
+        target,
+        selector: sel('0x000000ff'),
+        valueLimit: 0n,
+        rules: [{ condition: 'one_of', offset: 0, params: [word(3n), word(5n)] }],
+      },
+    ];
+    const pid = newPermissionId();
+    const [callElement] = permissionElements(a.modules, a.address, scopeOf(calls, 0, 0));
+    await a.install(pid, [callElement!]);
+    const callWith = (selector: Hex, first: bigint, second: bigint) =>
+      executeCallData([{ to: target, value: 0n, data: concat([selector, word(first), word(second)]) }]);
+    const passes = async (selector: Hex, first: bigint, second: bigint) => {
+      try {
+        return (await a.checkPolicy(a.modules.callPolicy, pid, callWith(selector, first, second))) === 0n;
+      } catch (e) {
+        expect(String(e)).toMatch(/CallViolatesParamRule/);
+        return false;
+      }
+    };
+    const expected: Record<string, [boolean, boolean, boolean]> = {
+      // second argument 9, 10, 11 against 10
+      equal: [false, true, false],
+      greater_than: [false, false, true],
+      less_than: [true, false, false],
+      greater_than_or_equal: [false, true, true],
+      less_than_or_equal: [true, true, false],
+      not_equal: [true, false, true],
+    };
+    for (const [i, condition] of conditions.entries()) {
+      const selector = sel(`0x0000000${i + 1}`);
+      const got = [
+        await passes(selector, 0n, 9n),
+        await passes(selector, 0n, 10n),
+        await passes(selector, 0n, 11n),
+      ];
+      expect([condition, got]).toEqual([condition, expected[condition]]);
+    }
+    // ONE_OF on the first word; unsigned: 2^255 is above 10, not negative.
+    expect([await passes(sel('0x000000ff'), 3n, 0n), await passes(sel('0x000000ff'), 5n, 0n)]).toEqual([
+      true,
+      true,
+    ]);
+    expect(await passes(sel('0x000000ff'), 4n, 0n)).toBe(false);
+    expect(await passes(sel('0x00000002'), 0n, 2n ** 255n)).toBe(true);
+    // Data too short for the word the rule reads: refused, not read as zero.
+    const short = executeCallData([{ to: target, value: 0n, data: concat([sel('0x00000003'), word(0n)]) }]);
+    await expect(a.checkPolicy(a.modules.callPolicy, pid, short)).rejects.toThrow(/CallViolatesParamRule/);
+    // Rules are checked in a batch item by item too.
+    const batch = executeCallData(
+      [
+        { to: target, value: 0n, data: concat([sel('0x000000ff'), word(3n), word(0n)]) },
+        { to: target, value: 0n, data: concat([sel('0x000000ff'), word(4n), word(0n)]) },
+      ],
+      true,
+    );
+    await expect(a.checkPolicy(a.modules.callPolicy, pid, batch)).rejects.toThrow(/CallViolatesParamRule/);
+
+    // Install refuses what ZeroDev's v0.0.4 refuses: a condition past ONE_OF (SLICE_EQUAL is
+    // v0.0.5's), and a comparison with other than one param.
+    const bad = (rules: { condition: number; offset: bigint; params: Hex[] }[]) =>
+      concat([
+        '0x0000',
+        a.modules.callPolicy,
+        encodeCallPolicyRaw([{ callType: '0x00', target, selector: '0x12345678', valueLimit: 0n, rules }]),
+      ]);
+    await expect(
+      a.install(newPermissionId(), [bad([{ condition: 7, offset: 0n, params: [word(1n)] }])]),
+    ).rejects.toThrow(/reverted/);
+    await expect(
+      a.install(newPermissionId(), [bad([{ condition: 0, offset: 0n, params: [word(1n), word(2n)] }])]),
+    ).rejects.toThrow(/reverted/);
+    await expect(
+      a.install(newPermissionId(), [bad([{ condition: 6, offset: 0n, params: [] }])]),
+    ).resolves.toBeUndefined();
+  });
+
+  it('a Kernel account with a narrow grant: approve to a venue router passes, to a stranger is refused (AA23); a swap paying the account passes, paying a stranger is refused', async () => {
+    const market = await testMarket(devnet, { TKA: 18, TKB: 6 }, [
+      { venue: 'uniswap-v3', pair: ['TKA', 'TKB'], fee: 3000, depth: ['1000', '2000000'] },
+      { venue: 'devnet-amm', pair: ['TKA', 'TKB'], fee: null, depth: ['100', '200000'] },
+      { venue: 'aerodrome', pair: ['TKA', 'TKB'], fee: null, depth: ['500', '1000000'] },
+    ]);
+    const tka = market.tokens.TKA!.address;
+    const tkb = market.tokens.TKB!.address;
+    const adapters = createVenueAdapters({
+      config: testConfig(),
+      chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
+      devnet,
+    }).filter((v) => ['devnet-amm', 'uniswap-v3', 'aerodrome'].includes(v.venue));
+    const venue = (name: string) => adapters.find((v) => v.venue === name)!;
+    const routers = venueContracts(adapters, BASE_CHAIN_ID).map((c) => c.address);
+    expect(routers).toHaveLength(3);
+    const s = await kernelSession(devnet, (account, now) => {
+      const ctx = { account, spenders: routers };
+      const calls = [
+        { target: tka, selector: NARROWED_SELECTORS.approve },
+        { target: base.contracts.uniswapV2Router02!, selector: NARROWED_SELECTORS.uniswapV2Swap },
+        { target: base.contracts.uniswapV3SwapRouter02!, selector: NARROWED_SELECTORS.multicallDeadline },
+        { target: base.contracts.aerodromeRouter!, selector: NARROWED_SELECTORS.aerodromeSwap },
+      ];
+      return {
+        calls: calls.map((c) => ({ ...c, valueLimit: 0n, rules: rulesFor(c.selector, ctx) })),
+        validAfter: now - 60,
+        validUntil: now + HOUR,
+        rateLimit: null,
+      };
+    });
+    await mintTo(tka, s.account, parseEther('10'));
+    const stranger = randomAddress();
+    const approve = (spender: Address): Call => ({
+      to: tka,
+      value: 0n,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, parseEther('1')] }),
+    });
+    const allowance = (spender: Address) =>
+      publicClient.readContract({
+        address: tka,
+        abi: erc20Abi,
+        functionName: 'allowance',
+        args: [s.account, spender],
+      });
+
+    // Approvals: a stranger is refused even in enable mode (nothing installs); a venue router passes.
+    await expect(s.simulate(await s.op([approve(stranger)], 'enable'))).rejects.toThrow(PARAM_RULE_REFUSAL);
+    expect(await s.run(await s.op([approve(routers[0]!)], 'enable'))).toBe('success');
+    expect(await allowance(routers[0]!)).toBe(parseEther('1'));
+    expect(await s.run(await s.op([approve(stranger)]))).toBe('refused');
+    expect(await allowance(stranger)).toBe(0n);
+
+    // Swaps as each venue builds them (approve its router, then swap), to the account or a stranger.
+    const plan = async (name: string, recipient: Address) => {
+      const quote = await venue(name).quote({
+        chainId: BASE_CHAIN_ID,
+        sellToken: tka,
+        buyToken: tkb,
+        sellAmount: parseEther('0.1'),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const built = await venue(name).build({
+        quote,
+        taker: s.account,
+        recipient,
+        slippageBps: 100,
+        deadline: BigInt((await s.chainNow()) + 600),
+        signal: AbortSignal.timeout(10_000),
+      });
+      return built.calls;
+    };
+    for (const name of ['devnet-amm', 'uniswap-v3', 'aerodrome']) {
+      const before = await balanceOf(tkb, s.account);
+      await expect(s.simulate(await s.op(await plan(name, stranger))), name).rejects.toThrow(
+        PARAM_RULE_REFUSAL,
+      );
+      expect([name, await s.run(await s.op(await plan(name, s.account)))]).toEqual([name, 'success']);
+      expect(await balanceOf(tkb, s.account)).toBeGreaterThan(before);
+    }
+    expect(await balanceOf(tkb, stranger)).toBe(0n);
   });
 });

@@ -13,6 +13,7 @@ import type {
   UserOperationV07,
 } from '../../src/adapters/bundler/port.ts';
 import { ENTRY_POINT_V07, type DevnetChain } from '../../src/devnet/devnet.ts';
+import { STUB_ECDSA_SIGNATURE } from '../../src/modules/delegations/operations.ts';
 
 /**
  * What @zerodev/ecdsa-validator's `signerToEcdsaValidator` hands the SDK for a root validator:
@@ -39,7 +40,7 @@ export function ecdsaRootValidator(
     getEnableData: () => Promise.resolve(owner.address),
     getNonceKey: (_account, customNonceKey) => Promise.resolve(customNonceKey ?? 0n),
     // A well-formed 65-byte signature nobody made (gas estimation only).
-    getStubSignature: () => Promise.resolve(STUB_SIGNATURE),
+    getStubSignature: () => Promise.resolve(STUB_ECDSA_SIGNATURE),
     signUserOperation: (userOperation) => {
       const { chainId: opChainId, ...op } = userOperation;
       const hash = getUserOperationHash({
@@ -55,8 +56,6 @@ export function ecdsaRootValidator(
 }
 
 /** 65 bytes (r, s, v) from which ecrecover recovers some address: a validator answers "wrong signer", not a revert. */
-export const STUB_SIGNATURE: Hex =
-  '0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c';
 
 /** A Kernel v3.1 account of `owner` on a devnet chain (root: the devnet's ECDSA validator), counterfactual until its first op. */
 export function devnetKernelSmartAccount(

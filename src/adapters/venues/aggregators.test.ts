@@ -45,4 +45,25 @@ describe('aggregator adapters from the config', () => {
       'kyberswap',
     ]);
   });
+
+  it("names the vendors' spender contracts on Base (0x AllowanceHolder, Kyber's router), the fakes' router in development, none elsewhere", async () => {
+    const production = createAggregatorAdapters(loadConfig({ ZEROX_API_KEY: 'k' }).venues);
+    expect(production.map((a) => [a.venue, a.contracts(8453), a.contracts(84532)])).toEqual([
+      ['0x', ['0x0000000000001fF3684f28c67538d4D072C22734'], []],
+      ['kyberswap', ['0x6131B5fae19EA4f9D964eAc0408E4408b66337b5'], []],
+    ]);
+    const local = createAggregatorAdapters(loadConfig({}).venues, {
+      local: { ...fakes.local, contracts: { 8453: pool.router } },
+    });
+    expect(local.map((a) => a.contracts(8453))).toEqual([[pool.router], [pool.router]]);
+    // The fakes' router is the spender their answers name.
+    const quote = await local[1]!.quote({
+      chainId: 8453,
+      sellToken: pool.tokenA,
+      buyToken: pool.tokenB,
+      sellAmount: 10n ** 18n,
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(quote.allowanceTarget.toLowerCase()).toBe(pool.router.toLowerCase());
+  });
 });

@@ -2,6 +2,7 @@
 // it has an API key. In development the devnet's fakes stand in for both vendors: pass their
 // base URLs (and the fake's key) in `local`.
 
+import type { Address } from 'viem';
 import type { VenuesConfig } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import { createKyberSwapAdapter } from './kyberswap.ts';
@@ -12,8 +13,16 @@ export interface AggregatorAdaptersOptions {
   /** Chains to offer the aggregators on (default: Base 8453). */
   chainIds?: readonly number[];
   clock?: Clock;
-  /** Development: the loopback fakes' URLs and the 0x fake's key, used instead of the config's. */
-  local?: { zeroExBaseUrl: string; zeroExApiKey: string; kyberswapBaseUrl: string };
+  /**
+   * Development: the loopback fakes' URLs and the 0x fake's key, used instead of the config's, and
+   * per chain the contract the fakes name as spender and router (instead of the vendors').
+   */
+  local?: {
+    zeroExBaseUrl: string;
+    zeroExApiKey: string;
+    kyberswapBaseUrl: string;
+    contracts?: Readonly<Record<number, Address>>;
+  };
 }
 
 export function createAggregatorAdapters(
@@ -32,6 +41,7 @@ export function createAggregatorAdapters(
         chainIds,
         timeoutMs: config.zeroEx.timeoutMs,
         quoteTtlMs: config.zeroEx.quoteTtlMs,
+        ...(options.local?.contracts ? { allowanceHolders: options.local.contracts } : {}),
         ...clock,
       }),
     );
@@ -43,6 +53,7 @@ export function createAggregatorAdapters(
       chainIds,
       timeoutMs: config.kyberswap.timeoutMs,
       quoteTtlMs: config.kyberswap.quoteTtlMs,
+      ...(options.local?.contracts ? { routers: options.local.contracts } : {}),
       ...clock,
     }),
   );

@@ -90,15 +90,29 @@ export function createVenueAdapters(input: VenueAdapterInput): VenueAdapter[] {
   const local = devnet?.aggregators;
   const aggregatorChains = (local ? local.chainIds : [BASE_CHAIN_ID]).filter((id) => chain.supports(id));
   if (aggregatorChains.length > 0) {
+    // The devnet's fakes quote and swap on the chain's Uniswap v2 Router02: their spender and router.
+    const localContracts: Record<number, Address> = {};
+    for (const id of aggregatorChains) {
+      const router = devnet?.chains[id]?.contracts.uniswapV2Router02;
+      if (router) localContracts[id] = router;
+    }
     adapters.push(
       ...createAggregatorAdapters(config.venues, {
         chainIds: aggregatorChains,
         ...(input.clock ? { clock: input.clock } : {}),
-        ...(local ? { local } : {}),
+        ...(local ? { local: { ...local, contracts: localContracts } } : {}),
       }),
     );
   }
   return adapters.filter((a) => a.chains().length > 0);
+}
+
+/** The contracts of each venue on `chainId` (allowance targets and routers), venue by venue. */
+export function venueContracts(
+  adapters: readonly VenueAdapter[],
+  chainId: number,
+): Array<{ venue: ConversionVenue; address: Address }> {
+  return adapters.flatMap((a) => a.contracts(chainId).map((address) => ({ venue: a.venue, address })));
 }
 
 /** Chain id → the venues that settle conversions there (what the token registry lists as settling). */

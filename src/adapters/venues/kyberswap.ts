@@ -4,6 +4,7 @@
 // given it unchanged. The taker approves `routerAddress` and calls it with the built `data`.
 // Kyber needs no key; `x-client-id` identifies the integration (a stricter limit without it).
 
+import type { Address } from 'viem';
 import { systemClock, type Clock } from '../../core/clock.ts';
 import { approveCall, quoteFor } from './common.ts';
 import { requestAggregator, type AggregatorAnswer } from './aggregator-http.ts';
@@ -18,6 +19,14 @@ import {
 } from './port.ts';
 
 export const KYBERSWAP_DEFAULT_BASE_URL = 'https://aggregator-api.kyberswap.com';
+
+/**
+ * KyberSwap's MetaAggregationRouterV2 per chain (execution reference §1): the `routerAddress`
+ * its answers name, which the taker approves and calls.
+ */
+export const KYBERSWAP_ROUTERS: Readonly<Record<number, Address>> = {
+  8453: '0x6131B5fae19EA4f9D964eAc0408E4408b66337b5',
+};
 
 /** Chain id → the path slug KyberSwap names it by (docs.kyberswap.com, "Chain identifiers"). */
 export const KYBERSWAP_CHAIN_SLUGS: Readonly<Record<number, string>> = {
@@ -54,6 +63,8 @@ export interface KyberSwapAdapterOptions {
   timeoutMs?: number;
   /** How long a route stays usable (default 10 s: Kyber advises against caching routes longer). */
   quoteTtlMs?: number;
+  /** The router per chain (default KYBERSWAP_ROUTERS); the devnet names its fake's. */
+  routers?: Readonly<Record<number, Address>>;
   clock?: Clock;
 }
 
@@ -67,6 +78,7 @@ export function createKyberSwapAdapter(options: KyberSwapAdapterOptions = {}): V
   }
   const timeoutMs = options.timeoutMs ?? 4_000;
   const quoteTtlMs = options.quoteTtlMs ?? 10_000;
+  const routers = options.routers ?? KYBERSWAP_ROUTERS;
   const clock = options.clock ?? systemClock;
   const clientId = options.clientId ?? null;
   const headers: Record<string, string> = clientId ? { 'x-client-id': clientId } : {};
@@ -95,6 +107,10 @@ export function createKyberSwapAdapter(options: KyberSwapAdapterOptions = {}): V
   return {
     venue,
     chains: () => chains,
+    contracts: (chainId) => {
+      const router = chains.includes(chainId) ? routers[chainId] : undefined;
+      return router ? [router] : [];
+    },
 
     async quote(request: QuoteRequest): Promise<VenueQuote> {
       refuseUnservable(venue, chains, request);

@@ -80,6 +80,12 @@ export interface VenueAdapter {
   readonly venue: ConversionVenue;
   /** Chain ids this adapter is configured for. */
   chains(): readonly number[];
+  /**
+   * The contracts a taker approves and calls on `chainId` to execute this venue's swaps (its
+   * allowance targets and routers), as configured; empty on a chain it does not serve. Session-key
+   * grants name these as the only spenders an `approve` may give.
+   */
+  contracts(chainId: number): readonly Address[];
   /** Prices a sell amount. Throws VenueError (never anything else) when it cannot. */
   quote(request: QuoteRequest): Promise<VenueQuote>;
   /** The calls that execute `quote` for `taker`. Throws VenueError when it cannot. */

@@ -51,6 +51,10 @@ export function routerVenue<D>(spec: RouterSpec<D>, options: RouterVenueOptions<
   return {
     venue,
     chains: () => Object.keys(options.deployments).map(Number),
+    contracts: (chainId) => {
+      const d = options.deployments[chainId];
+      return d ? [spec.router(d)] : [];
+    },
 
     async quote(request: QuoteRequest): Promise<VenueQuote> {
       checkQuoteRequest(venue, request);

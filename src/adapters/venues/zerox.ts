@@ -115,6 +115,11 @@ export function createZeroExAdapter(options: ZeroExAdapterOptions): VenueAdapter
   return {
     venue,
     chains: () => chains,
+    // AllowanceHolder is both the spender and the contract the swap calls (`exec`).
+    contracts: (chainId) => {
+      const holder = chains.includes(chainId) ? allowanceHolders[chainId] : undefined;
+      return holder ? [holder] : [];
+    },
 
     async quote(request: QuoteRequest): Promise<VenueQuote> {
       refuseUnservable(venue, chains, request);

@@ -10,6 +10,7 @@ import {
   encodeFunctionData,
   getAddress,
   hashTypedData,
+  pad,
   http,
   parseEther,
   type Address,
@@ -17,7 +18,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
-import { devnetKernelConfig } from '../../../test/support/devnet-deps.ts';
+import { devnetDeps, devnetKernelConfig } from '../../../test/support/devnet-deps.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
 import {
   bearer,
@@ -27,17 +28,18 @@ import {
   type AccountWithSession,
 } from '../../../test/support/identity.ts';
 import { chainDefinition, createViemChainPort } from '../../adapters/chain/viem.ts';
+import { venueContracts, type VenueAdapter } from '../../adapters/venues/index.ts';
 import { testConfig } from '../../config.ts';
 import { ManualClock } from '../../core/clock.ts';
-import { devnetChain, devnetRpcUrls, devnetTokenAddresses } from '../../devnet/devnet.ts';
+import { devnetChain, devnetRpcUrls } from '../../devnet/devnet.ts';
 import { deployDevnetKernelAccount, devnetKernelAccount } from '../../devnet/kernel-accounts.ts';
-import { buildTokenRegistry } from '../registry/index.ts';
 import { kernelAbi } from './kernel.ts';
 import type { Delegation, Revocation } from './service.ts';
 import { expireDelegations } from './service.ts';
 
 const devnet = inject('devnet');
-const CHAIN = 84532;
+// Base: the devnet runs its venues there, which the grants name as spenders.
+const CHAIN = 8453;
 const clock = new ManualClock('2026-03-01T12:00:00.000Z');
 const NOW = Math.floor(clock.now().getTime() / 1000);
 const DAY = 24 * 3600;
@@ -49,6 +51,7 @@ let user: AccountWithSession;
 let usdc: Address;
 let ownerKey: PrivateKeyAccount;
 let account: Address;
+let venues: VenueAdapter[];
 
 /** A deployed Kernel v3.1 account of `owner` on the devnet (root validator: the devnet's ECDSA validator). */
 async function deployAccount(owner: Address): Promise<Address> {
@@ -94,14 +97,20 @@ const countRows = async () =>
   );
 
 beforeAll(async () => {
+  // The devnet's venues as `npm start` runs them: the policy's venues name their contracts.
+  const market = await devnetDeps(
+    devnet,
+    testConfig(),
+    createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
+    {
+      prices: false,
+    },
+  );
+  venues = market.venues ?? [];
   t = await createTestApp({
     clock,
     config: { kernel: devnetKernelConfig(devnet, testConfig()) },
-    deps: {
-      chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
-      devnet,
-      tokenRegistry: buildTokenRegistry('development', devnetTokenAddresses(devnet)),
-    },
+    deps: { ...market, devnet },
   });
   user = await createAccountWithSession(t.db.db, { now: clock.now() });
   usdc = devnetChain(devnet, CHAIN).contracts.usdc;
@@ -139,6 +148,13 @@ describe('POST /v1/delegations/prepare', () => {
     expect(d.typed_data.message.validatorData).toBe(d.enable_data);
     expect(d.valid_until).toBe(new Date((NOW + 7 * DAY) * 1000).toISOString());
     expect(d.scope.rate_limit).toEqual({ count: 10, interval_secs: 60 });
+    // The approval may name only the contracts of the policy's venues on the chain (the default
+    // policy allows every venue that settles there).
+    const spenders = [...new Set(venueContracts(venues, CHAIN).map((v) => v.address.toLowerCase()))].sort();
+    expect(spenders.length).toBeGreaterThan(0);
+    expect(d.scope.calls[0]!.rules).toEqual([
+      { condition: 'one_of', offset: 0, params: spenders.map((a) => pad(a as Address, { size: 32 })) },
+    ]);
     expect(d.modules.rate_limit_policy).toBe(
       devnetChain(devnet, CHAIN).contracts.kernelRateLimitPolicy!.toLowerCase(),
     );
@@ -147,6 +163,41 @@ describe('POST /v1/delegations/prepare', () => {
     expect(events.map((e) => e.kind)).toEqual(['delegation.prepared']);
     const audit = await t.db.db.selectFrom('audit_log').selectAll().where('subject', '=', d.id).execute();
     expect(audit.map((a) => a.action)).toEqual(['delegation.prepared']);
+  });
+
+  it('narrows the grant: an approval names only venue contracts, a swap pays the account; the rules are in the enable data', async () => {
+    const router = devnetChain(devnet, CHAIN).contracts.uniswapV2Router02!;
+    const d = await prepare({
+      calls: [
+        { target: usdc, selector: '0x095ea7b3', value_limit: '0' },
+        { target: router, selector: '0x38ed1739', value_limit: '0' },
+        { target: usdc, selector: '0xa9059cbb', value_limit: '0' },
+      ],
+    });
+    const [approve, swap, transfer] = d.scope.calls;
+    expect(approve!.rules![0]!.params).toContain(pad(router.toLowerCase() as Address, { size: 32 }));
+    // swapExactTokensForTokens(amountIn, amountOutMin, path, to, deadline): `to` is the fourth word.
+    expect(swap!.rules).toEqual([
+      { condition: 'equal', offset: 96, params: [pad(account.toLowerCase() as Address, { size: 32 })] },
+    ]);
+    // A transfer has no rule: the policy decides whether it is granted at all.
+    expect(transfer!.rules).toEqual([]);
+    expect(d.enable_data).toContain(account.slice(2).toLowerCase());
+    const read = await req('GET', `/v1/delegations/${d.id}`);
+    expect(read.json<Delegation>().scope).toEqual(d.scope);
+
+    // A wallet whose policy allows no venue: an approval could never pass, so it is refused.
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const other = await deployAccount(owner.address);
+    const put = await t.app.fastify.inject({
+      method: 'PUT',
+      url: '/v1/policies',
+      headers: bearer(user.sessionToken),
+      payload: { version: 1, wallet: other.toLowerCase(), chain_id: CHAIN, execution: { venues: [] } },
+    });
+    expect(put.statusCode, put.body).toBe(201);
+    const refused = await req('POST', '/v1/delegations/prepare', prepareBody({ account: other }));
+    expect(expectErrorBody(refused, 422, 'POLICY_VIOLATION').message).toMatch(/approval/);
   });
 
   it('never reuses a permissionId', async () => {

@@ -4,6 +4,7 @@
 import { PolicyFlags, toPermissionValidator } from '@zerodev/permissions';
 import {
   CallPolicyVersion,
+  ParamCondition,
   toCallPolicy,
   toRateLimitPolicy,
   toTimestampPolicy,
@@ -21,6 +22,8 @@ import {
   hashTypedData,
   http,
   keccak256,
+  pad,
+  parseAbi,
   toHex,
   type Address,
   type Hex,
@@ -35,9 +38,12 @@ import {
   revocationCalls,
   selectorData,
   validationIdOf,
+  PARAM_CONDITIONS,
   type KernelModules,
+  type ParamRule,
   type PermissionScope,
 } from './kernel.ts';
+import { NARROWED_SELECTORS, rulesFor } from './rules.ts';
 
 const modules: KernelModules = {
   ecdsaSigner: getAddress(DEFAULT_KERNEL_MODULES.ecdsaSigner),
@@ -58,6 +64,11 @@ async function sdkEncoding(scope: PermissionScope, permissionId: Hex, nonce: num
         target: c.target,
         selector: c.selector,
         valueLimit: c.valueLimit,
+        rules: (c.rules ?? []).map((r) => ({
+          condition: PARAM_CONDITIONS.indexOf(r.condition),
+          offset: r.offset,
+          params: r.params,
+        })),
       })),
     }),
     toTimestampPolicy({ validAfter: scope.validAfter, validUntil: scope.validUntil }),
@@ -95,12 +106,22 @@ async function sdkEncoding(scope: PermissionScope, permissionId: Hex, nonce: num
 const lower = (o: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? v.toLowerCase() : v]));
 
+const wordArb = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => toHex(b));
+const ruleArb: fc.Arbitrary<ParamRule> = fc
+  .record({
+    condition: fc.constantFrom(...PARAM_CONDITIONS),
+    offset: fc.integer({ min: 0, max: 4096 }),
+    params: fc.array(wordArb, { minLength: 0, maxLength: 4 }),
+  })
+  .map((r) => (r.condition === 'one_of' ? r : { ...r, params: [r.params[0] ?? pad('0x01', { size: 32 })] }));
+
 const scopeArb: fc.Arbitrary<PermissionScope> = fc.record({
   calls: fc.array(
     fc.record({
       target: fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => getAddress(toHex(b))),
       selector: fc.uint8Array({ minLength: 4, maxLength: 4 }).map((b) => toHex(b)),
       valueLimit: fc.bigInt({ min: 0n, max: 2n ** 256n - 1n }),
+      rules: fc.array(ruleArb, { maxLength: 3 }),
     }),
     { minLength: 1, maxLength: 32 },
   ),
@@ -251,5 +272,71 @@ describe('the Kernel v3.1 permission', () => {
     expect(calls.invalidate_nonce_call.data.slice(0, 10)).toBe('0x1f1b92e3');
     expect(decodeFunctionData({ abi: kernelAbi, data: calls.invalidate_nonce_call.data }).args).toEqual([4]);
     expect(calls.uninstall_call.to).toBe(account as Address);
+  });
+  it("narrowing rules encode as the SDK's own rules from the functions' ABIs (offset = 32 × argument index)", async () => {
+    const spenders = [
+      getAddress('0x0000000000001fF3684f28c67538d4D072C22734'),
+      getAddress('0x2626664c2603336E57B271c5C0b26F421741e481'),
+    ];
+    const token = getAddress('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913');
+    const v2Router = getAddress('0x4752ba5DBc23f44D87826276BF6Fd6b1C372aD24');
+    const aerodrome = getAddress('0xcF77a3Ba9A5CA399B7c97c74d54e5b1Beb874E43');
+    const ctx = { account, spenders };
+    const approveAbi = parseAbi(['function approve(address spender, uint256 amount) returns (bool)']);
+    const v2Abi = parseAbi([
+      'function swapExactTokensForTokens(uint256 amountIn, uint256 amountOutMin, address[] path, address to, uint256 deadline) returns (uint256[] amounts)',
+    ]);
+    const aeroAbi = parseAbi([
+      'struct Route { address from; address to; bool stable; address factory; }',
+      'function swapExactTokensForTokens(uint256 amountIn, uint256 amountOutMin, Route[] routes, address to, uint256 deadline) returns (uint256[] amounts)',
+    ]);
+    const scope: PermissionScope = {
+      calls: [
+        { target: token, selector: NARROWED_SELECTORS.approve, valueLimit: 0n },
+        { target: v2Router, selector: NARROWED_SELECTORS.uniswapV2Swap, valueLimit: 0n },
+        { target: aerodrome, selector: NARROWED_SELECTORS.aerodromeSwap, valueLimit: 0n },
+      ].map((c) => ({ ...c, rules: rulesFor(c.selector, ctx) })),
+      validAfter: 0,
+      validUntil: 1_900_000_000,
+      rateLimit: null,
+    };
+    const ours = buildPermission({
+      account,
+      chainId: 8453,
+      kernelVersion: '0.3.1',
+      modules,
+      permissionId: '0x0badcafe',
+      sessionKey,
+      kernelNonce: 1,
+      scope,
+    });
+    const fromAbi = toCallPolicy({
+      policyVersion: CallPolicyVersion.V0_0_4,
+      permissions: [
+        {
+          target: token,
+          abi: approveAbi,
+          functionName: 'approve',
+          args: [{ condition: ParamCondition.ONE_OF, value: spenders }, null],
+        },
+        {
+          target: v2Router,
+          abi: v2Abi,
+          functionName: 'swapExactTokensForTokens',
+          args: [null, null, null, { condition: ParamCondition.EQUAL, value: account }, null],
+        },
+        {
+          target: aerodrome,
+          abi: aeroAbi,
+          functionName: 'swapExactTokensForTokens',
+          args: [null, null, null, { condition: ParamCondition.EQUAL, value: account }, null],
+        },
+      ],
+    });
+    const callElement =
+      `0x0000${modules.callPolicy.slice(2)}${fromAbi.getPolicyData().slice(2)}`.toLowerCase();
+    expect(ours.enableData).toContain(callElement.slice(2));
+    const sdk = await sdkEncoding(scope, '0x0badcafe', 1);
+    expect(ours.enableData).toBe(sdk.enableData.toLowerCase());
   });
 });

@@ -41,10 +41,36 @@ export const UINT256_MAX = 2n ** 256n - 1n;
 /** CallPolicy callType for a single call (batch items are checked as single calls too). */
 const CALL_TYPE_SINGLE: Hex = '0x00';
 
+/** CallPolicy's `ParamCondition` (v0.0.4 enum order; SLICE_EQUAL, 7, is v0.0.5 only). */
+export const PARAM_CONDITIONS = [
+  'equal',
+  'greater_than',
+  'less_than',
+  'greater_than_or_equal',
+  'less_than_or_equal',
+  'not_equal',
+  'one_of',
+] as const;
+export type ParamConditionName = (typeof PARAM_CONDITIONS)[number];
+
+/**
+ * A CallPolicy parameter rule: the 32-byte word of the call's data at `4 + offset` (offset from
+ * the start of the arguments, after the selector) compared, unsigned, with `params[0]`, or, for
+ * `one_of`, equal to one of `params`.
+ */
+export interface ParamRule {
+  condition: ParamConditionName;
+  offset: number;
+  /** 32-byte words. */
+  params: Hex[];
+}
+
 export interface PermissionCall {
   target: Address;
   selector: Hex;
   valueLimit: bigint;
+  /** All must hold (none: any arguments). */
+  rules?: readonly ParamRule[];
 }
 
 export interface PermissionScope {
@@ -107,7 +133,7 @@ export function validationIdOf(permissionId: Hex): Hex {
   return concat(['0x02', pad(permissionId, { size: 20, dir: 'right' })]);
 }
 
-/** CallPolicy data: `abi.encode(Permission[])`, callType 0x00, no parameter rules. */
+/** CallPolicy data: `abi.encode(Permission[])`, callType 0x00, each call with its parameter rules. */
 export function callPolicyData(calls: readonly PermissionCall[]): Hex {
   return encodeAbiParameters(
     [
@@ -136,7 +162,11 @@ export function callPolicyData(calls: readonly PermissionCall[]): Hex {
         target: c.target,
         selector: c.selector,
         valueLimit: c.valueLimit,
-        rules: [],
+        rules: (c.rules ?? []).map((r) => ({
+          condition: PARAM_CONDITIONS.indexOf(r.condition),
+          offset: BigInt(r.offset),
+          params: r.params,
+        })),
       })),
     ],
   );

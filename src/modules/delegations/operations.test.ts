@@ -8,7 +8,14 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, inject, it } from 'vitest';
 import { ecdsaRootValidator } from '../../../test/support/kernel.ts';
 import { devnetKernelDeployment } from '../../devnet/kernel-accounts.ts';
-import { kernelExecuteCallData, permissionNonceKey, permissionSignature } from './operations.ts';
+import { DUMMY_ECDSA_SIG } from '@zerodev/sdk/constants';
+import { size } from 'viem';
+import {
+  kernelExecuteCallData,
+  permissionNonceKey,
+  permissionSignature,
+  STUB_ECDSA_SIGNATURE,
+} from './operations.ts';
 
 const devnet = inject('devnet');
 const BASE = 8453;
@@ -49,6 +56,9 @@ describe('delegated operations', () => {
   });
 
   it('sign in default mode as 0xff ‖ signature, in enable mode behind the grant', () => {
+    // The stub is the SDK's dummy: 65 bytes from which an address can be recovered.
+    expect(STUB_ECDSA_SIGNATURE).toBe(DUMMY_ECDSA_SIG);
+    expect(size(STUB_ECDSA_SIGNATURE)).toBe(65);
     const sig = `0x${'11'.repeat(65)}` as Hex;
     expect(permissionSignature(sig, null)).toBe(`0xff${'11'.repeat(65)}`);
     const enable = permissionSignature(sig, { enableData: '0xaa', selectorData: '0xbb', enableSig: '0xcc' });

@@ -92,7 +92,7 @@ export interface EnableMaterial {
 
 /** A 65-byte ECDSA signature nobody made, for gas estimation (the SDK's dummy). */
 export const STUB_ECDSA_SIGNATURE: Hex =
-  '0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c';
+  '0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c';
 
 /**
  * The operation's signature: default mode `0xff ‖ sig`; enable mode `hook (0) ‖

@@ -55,7 +55,9 @@ export const delegationsRoutes: RouteDefinition[] = [
       'Builds the permission: a call policy (target, selector, value limit per call), a timestamp policy ' +
       '(valid_after, valid_until in unix seconds), an optional rate-limit policy (`count` operations in ' +
       'total, at most one per `interval_secs`), and the executor as ECDSA session signer that cannot sign ' +
-      "as the account (ERC-1271). The scope must fit inside the wallet's active policy. The owner signs " +
+      "as the account (ERC-1271). The scope must fit inside the wallet's active policy. Calls get " +
+      "parameter rules (`scope.calls[].rules`): an approval's spender must be a contract of the policy's " +
+      'venues, a swap must pay the account. The owner signs ' +
       '`digest` (the EIP-712 hash of `typed_data`) and confirms.',
     tags: TAGS,
     class: 'bearer',

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { PARAM_CONDITIONS } from './kernel.ts';
 
 export const DELEGATION_CHAIN_IDS = [8453, 84532] as const;
 export const DELEGATION_MAX_CALLS = 32;
@@ -79,8 +80,25 @@ export const ListQuery = Type.Object(
 const STAMP = Type.String({ format: 'date-time' });
 const NULLABLE_STAMP = Type.Union([STAMP, Type.Null()]);
 
+/** A call policy parameter rule (docs/delegations.md); conditions in ZeroDev CallPolicy's order. */
+export const ParamRuleSchema = Type.Object({
+  condition: Type.Union(PARAM_CONDITIONS.map((c) => Type.Literal(c))),
+  offset: Type.Integer({ description: 'Byte offset of the 32-byte word from the start of the arguments.' }),
+  params: Type.Array(Type.String({ pattern: '^0x[0-9a-f]{64}$' })),
+});
+
+export const GrantedCallSchema = Type.Object({
+  target: Type.String(),
+  selector: Type.String(),
+  value_limit: Type.String(),
+  rules: Type.Array(ParamRuleSchema, {
+    description:
+      'Parameter rules the service added: an approval names only venue contracts, a swap pays the account.',
+  }),
+});
+
 export const ScopeSchema = Type.Object({
-  calls: Type.Array(DelegationCallSchema),
+  calls: Type.Array(GrantedCallSchema),
   valid_after: Type.Integer(),
   valid_until: Type.Integer(),
   rate_limit: Type.Union([

@@ -1,22 +1,19 @@
 // A delegation's scope: semantic checks beyond the request schema (400 naming the field), and
 // the fit inside the wallet's active policy (decisions.md, "Ownership of wallets").
 
-import { getAddress, isAddress, isAddressEqual, type Address } from 'viem';
+import { getAddress, isAddress, isAddressEqual, type Address, type Hex } from 'viem';
 import { AppError, invalidRequest } from '../../core/errors/app-error.ts';
 import { evaluate, usdToMicro, type DelegationCall, type PolicyDocument } from '../policies/index.ts';
-import type { TokenRegistry, VenueName } from '../registry/index.ts';
+import type { TokenRegistry } from '../registry/index.ts';
 import { UINT256_MAX, type PermissionScope } from './kernel.ts';
+import { isApproval, rulesFor } from './rules.ts';
 import type { StoredScope } from './store.ts';
 
-/** Approval targets and routers of the venues, by chain (execution reference §1). */
-const VENUE_CONTRACTS: Record<number, Array<{ venue: VenueName; address: Address }>> = {
-  8453: [
-    { venue: '0x', address: '0x0000000000001fF3684f28c67538d4D072C22734' },
-    { venue: 'kyberswap', address: '0x6131B5fae19EA4f9D964eAc0408E4408b66337b5' },
-    { venue: 'aerodrome', address: '0xcF77a3Ba9A5CA399B7c97c74d54e5b1Beb874E43' },
-    { venue: 'uniswap-v3', address: '0x2626664c2603336E57B271c5C0b26F421741e481' },
-  ],
-};
+/** A venue's contract on the chain (allowance target or router), as the venue adapters configure it. */
+export interface VenueContract {
+  venue: string;
+  address: Address;
+}
 
 export interface ScopeInput {
   account: string;
@@ -68,6 +65,7 @@ export function permissionScope(scope: StoredScope): PermissionScope {
       target: getAddress(c.target),
       selector: c.selector as `0x${string}`,
       valueLimit: BigInt(c.value_limit),
+      rules: (c.rules ?? []).map((r) => ({ ...r, params: r.params.map((p) => p as Hex) })),
     })),
     validAfter: scope.valid_after,
     validUntil: scope.valid_until,
@@ -83,12 +81,18 @@ export function weiToMicroUsd(wei: bigint, usdPerNative: string): bigint {
   return (wei * price + 10n ** 18n - 1n) / 10n ** 18n;
 }
 
-/** How the policy engine sees each call: wrapped native, a registry token, or a venue contract. */
+/**
+ * How the policy engine sees each call: wrapped native, a registry token, or a venue contract. A
+ * contract several venues share (the devnet's aggregator fakes route through its Uniswap v2
+ * router) counts as the first of them in `preferredVenues`, else the first that has it.
+ */
 export function classifyCalls(
   registry: TokenRegistry,
   chainId: number,
   scope: StoredScope,
   usdPerNative: string,
+  venues: readonly VenueContract[],
+  preferredVenues: readonly string[] = [],
 ): DelegationCall[] {
   const chain = registry.chain(chainId);
   return scope.calls.map((call) => {
@@ -99,7 +103,8 @@ export function classifyCalls(
     }
     const token = registry.findToken(chainId, target);
     if (token) return { target: 'token', symbol: token.symbol, valueLimitMicroUsd };
-    const venue = VENUE_CONTRACTS[chainId]?.find((v) => isAddressEqual(v.address, target));
+    const owners = venues.filter((v) => isAddressEqual(v.address, target));
+    const venue = owners.find((v) => preferredVenues.includes(v.venue)) ?? owners[0];
     return { target: 'venue', venue: venue?.venue ?? null, valueLimitMicroUsd };
   });
 }
@@ -111,8 +116,9 @@ export function assertFitsPolicy(
   chainId: number,
   scope: StoredScope,
   usdPerNative: string,
+  venues: readonly VenueContract[],
 ): void {
-  const calls = classifyCalls(registry, chainId, scope, usdPerNative);
+  const calls = classifyCalls(registry, chainId, scope, usdPerNative, venues, policy.execution.venues);
   const verdict = evaluate(policy, { kind: 'delegation_scope', chainId, calls });
   if (!verdict.allow) {
     throw new AppError(verdict.code, `The delegation is wider than the policy: ${verdict.message}`, {
@@ -120,4 +126,36 @@ export function assertFitsPolicy(
         'Narrow the calls to registry tokens of the policy allowlist, venues in execution.venues or the wrapped native token, with value limits within spend.per_tx_usd; or publish a wider policy.',
     });
   }
+}
+
+/**
+ * The scope with each call's parameter rules (rules.ts), replacing any it had: approvals may name
+ * only the contracts of the venues in the policy's `execution.venues` on the chain, swaps pay
+ * `account`. An approval with no such contract is refused (422): it could never pass on-chain.
+ */
+export function narrowScope(
+  policy: PolicyDocument,
+  account: string,
+  scope: StoredScope,
+  venues: readonly VenueContract[],
+): StoredScope {
+  const allowed = policy.execution.venues as readonly string[];
+  const spenders = venues.filter((v) => allowed.includes(v.venue)).map((v) => v.address);
+  const ctx = { account: getAddress(account), spenders };
+  const calls = scope.calls.map((call, i) => {
+    if (isApproval(call.selector) && spenders.length === 0) {
+      throw new AppError(
+        'POLICY_VIOLATION',
+        `The delegation is wider than the policy: calls[${i}] grants an approval, but no venue of execution.venues (${allowed.join(', ') || 'none'}) has a contract on this chain to approve.`,
+        { remediation: 'Allow a venue that runs on this chain in execution.venues, or drop the approval.' },
+      );
+    }
+    return {
+      target: call.target,
+      selector: call.selector,
+      value_limit: call.value_limit,
+      rules: rulesFor(call.selector as Hex, ctx),
+    };
+  });
+  return { ...scope, calls };
 }

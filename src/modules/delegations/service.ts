@@ -4,6 +4,7 @@ import type { Actor } from '../../core/http/actor.ts';
 // only `tx`. Events and audit facts are written in the same transaction as the state they report.
 
 import { getAddress, isAddressEqual, type Address, type Hex } from 'viem';
+import { venueContracts } from '../../adapters/venues/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
 import { withTransaction } from '../../core/db/database.ts';
@@ -25,7 +26,7 @@ import {
 } from './kernel.ts';
 import { counterfactualKernelAccount, type KernelDeployment } from './kernel-account.ts';
 import { readAccountOwner, readAccountState, signedBy, type AccountState } from './onchain.ts';
-import { assertFitsPolicy, permissionScope } from './scope.ts';
+import { assertFitsPolicy, narrowScope, permissionScope } from './scope.ts';
 import {
   expireDue,
   findDelegation,
@@ -209,7 +210,10 @@ async function record(
   });
 }
 
-/** NOT_FOUND (no policy) or POLICY_VIOLATION (scope wider than the policy); returns the version. */
+/**
+ * NOT_FOUND (no policy) or POLICY_VIOLATION (scope wider than the policy); returns the policy's
+ * version and the scope with its calls' parameter rules (venue spenders, the account as recipient).
+ */
 export async function checkScopeFits(
   db: DbExecutor,
   deps: AppDeps,
@@ -217,12 +221,13 @@ export async function checkScopeFits(
   wallet: string,
   chainId: number,
   scope: StoredScope,
-): Promise<number> {
+): Promise<{ version: number; scope: StoredScope }> {
   const registry = registryOf(deps);
   const policy = await getActivePolicy(db, registry, accountId, wallet);
   if (!policy) throw noPolicyError(wallet);
-  assertFitsPolicy(policy.document, registry, chainId, scope, deps.config.nativeUsdReference);
-  return policy.version;
+  const venues = venueContracts(deps.venues ?? [], chainId);
+  assertFitsPolicy(policy.document, registry, chainId, scope, deps.config.nativeUsdReference, venues);
+  return { version: policy.version, scope: narrowScope(policy.document, wallet, scope, venues) };
 }
 
 /** The account state a new grant needs, read from the chain (call before the transaction). */
@@ -246,7 +251,8 @@ export async function createGrant(
   grant: NewGrant,
 ): Promise<Delegation> {
   const accountId = actor.principal.accountId;
-  const policyVersion = await checkScopeFits(tx, deps, accountId, grant.wallet, grant.chainId, grant.scope);
+  const fitted = await checkScopeFits(tx, deps, accountId, grant.wallet, grant.chainId, grant.scope);
+  const { version: policyVersion, scope } = fitted;
   const modules = modulesOf(deps, grant.chainId);
   const sessionKey = sessionKeyOf(deps);
   const kernelVersion: KernelVersion = deps.config.kernel.version;
@@ -264,7 +270,7 @@ export async function createGrant(
       permissionId,
       sessionKey,
       kernelNonce: grant.state.kernelNonce,
-      scope: permissionScope(grant.scope),
+      scope: permissionScope(scope),
     },
     version,
   );
@@ -289,7 +295,7 @@ export async function createGrant(
       timestamp_policy: modules.timestampPolicy.toLowerCase(),
       ...(grant.scope.rate_limit ? { rate_limit_policy: modules.rateLimitPolicy.toLowerCase() } : {}),
     },
-    scope: grant.scope,
+    scope,
     valid_after: grant.scope.valid_after,
     valid_until: grant.scope.valid_until,
     account_deployed: grant.state.deployed,

@@ -3,12 +3,22 @@
 import type { Selectable } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
+import type { ParamRule } from './kernel.ts';
 
 export type DelegationStatus = 'prepared' | 'active' | 'revoked' | 'expired';
 
-/** The scope as stored and returned: the request's shape, addresses lowercase. */
+/** One granted call; `rules` are the call policy's parameter rules the service derived (rules.ts). */
+export interface StoredCall {
+  target: string;
+  selector: string;
+  value_limit: string;
+  /** Absent only before the rules are derived (a request's scope); stored rows always have it. */
+  rules?: ParamRule[];
+}
+
+/** The scope as stored and returned: the request's shape plus each call's rules, addresses lowercase. */
 export interface StoredScope {
-  calls: Array<{ target: string; selector: string; value_limit: string }>;
+  calls: StoredCall[];
   valid_after: number;
   valid_until: number;
   rate_limit: { count: number; interval_secs: number } | null;
@@ -94,10 +104,12 @@ export const isUuid = (value: string): boolean => UUID.test(value);
 type RawRow = Selectable<DelegationsTable>;
 
 function fromRaw(raw: RawRow): DelegationRow {
+  const scope = raw.scope as StoredScope;
   return {
     ...raw,
     modules: raw.modules as Record<string, string>,
-    scope: raw.scope as StoredScope,
+    // Rows stored before parameter rules existed granted their calls without any.
+    scope: { ...scope, calls: scope.calls.map((c) => ({ ...c, rules: c.rules ?? [] })) },
     valid_after: Number(raw.valid_after),
     valid_until: Number(raw.valid_until),
   };

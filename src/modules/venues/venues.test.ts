@@ -106,6 +106,7 @@ describe('quoteAllVenues', () => {
     const liar: VenueAdapter = {
       venue: 'aerodrome',
       chains: () => [BASE_CHAIN_ID],
+      contracts: () => [],
       // Quotes half the amount asked: a quote for another question.
       quote: async (r) => ({
         ...(await v3!.quote({ ...r, sellAmount: r.sellAmount / 2n })),
@@ -116,6 +117,7 @@ describe('quoteAllVenues', () => {
     const broken: VenueAdapter = {
       venue: 'devnet-amm',
       chains: () => [BASE_CHAIN_ID],
+      contracts: () => [],
       quote: () => Promise.reject(new TypeError('cannot read properties of undefined')),
       build: () => Promise.reject(new Error('not used')),
     };
