@@ -35,6 +35,7 @@ import { testConfig } from '../config.ts';
 import { NARROWED_SELECTORS, rulesFor } from '../modules/delegations/rules.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import {
+  CALL_POLICY_PERMISSIONS,
   newPermissionId,
   PARAM_CONDITIONS,
   permissionElements,
@@ -102,29 +103,7 @@ function encodeCallPolicyRaw(
     rules: Array<{ condition: number; offset: bigint; params: Hex[] }>;
   }>,
 ): Hex {
-  return encodeAbiParameters(
-    [
-      {
-        type: 'tuple[]',
-        components: [
-          { name: 'callType', type: 'bytes1' },
-          { name: 'target', type: 'address' },
-          { name: 'selector', type: 'bytes4' },
-          { name: 'valueLimit', type: 'uint256' },
-          {
-            name: 'rules',
-            type: 'tuple[]',
-            components: [
-              { name: 'condition', type: 'uint8' },
-              { name: 'offset', type: 'uint64' },
-              { name: 'params', type: 'bytes32[]' },
-            ],
-          },
-        ],
-      },
-    ],
-    [permissions],
-  );
+  return encodeAbiParameters(CALL_POLICY_PERMISSIONS, [permissions]);
 }
 
 const moduleAbi = parseAbi([

@@ -3,33 +3,21 @@
 // with the op) or default mode, run through EntryPoint v0.7's `handleOps` directly (no bundler)
 // or simulated to read the EntryPoint's refusal (`AA22`, `AA23`, `AA24`…).
 
-import {
-  concat,
-  createPublicClient,
-  createWalletClient,
-  encodeAbiParameters,
-  encodeFunctionData,
-  http,
-  pad,
-  parseAbi,
-  parseEther,
-  parseEventLogs,
-  toHex,
-  zeroAddress,
-  type Address,
-  type Hex,
-} from 'viem';
-import {
-  entryPoint07Abi,
-  getUserOperationHash,
-  toPackedUserOperation,
-  type UserOperation,
-} from 'viem/account-abstraction';
+import { createPublicClient, createWalletClient, http, parseEther, parseEventLogs, type Address } from 'viem';
+import { entryPoint07Abi, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { chainDefinition } from '../../src/adapters/chain/viem.ts';
 import { BASE_CHAIN_ID, devnetChain, ENTRY_POINT_V07, type DevnetInfo } from '../../src/devnet/devnet.ts';
 import { fundAddress, newFundedAccount } from '../../src/devnet/faucet.ts';
 import { deployDevnetKernelAccount, devnetKernelAccount } from '../../src/devnet/kernel-accounts.ts';
+import {
+  delegatedOperation,
+  permissionNonceKey,
+  signDelegatedOperation,
+  type Call,
+  type EnableMaterial,
+  type ValidationMode,
+} from '../../src/modules/delegations/operations.ts';
 import {
   buildPermission,
   kernelAbi,
@@ -38,42 +26,6 @@ import {
   type KernelModules,
   type PermissionScope,
 } from '../../src/modules/delegations/kernel.ts';
-
-export interface Call {
-  to: Address;
-  value: bigint;
-  data: Hex;
-}
-
-const kernelExecuteAbi = parseAbi(['function execute(bytes32 execMode, bytes executionCalldata) payable']);
-const SINGLE: Hex = pad('0x00', { size: 32, dir: 'right' });
-const BATCH: Hex = pad('0x01', { size: 32, dir: 'right' });
-
-/** Kernel's `execute(mode, executionCalldata)` for one call (packed) or a batch (ABI-encoded). */
-export function executeCallData(calls: Call[], batch = calls.length > 1): Hex {
-  const [first] = calls;
-  const executionCalldata =
-    batch || !first
-      ? encodeAbiParameters(
-          [
-            {
-              type: 'tuple[]',
-              components: [
-                { name: 'target', type: 'address' },
-                { name: 'value', type: 'uint256' },
-                { name: 'callData', type: 'bytes' },
-              ],
-            },
-          ],
-          [calls.map((c) => ({ target: c.to, value: c.value, callData: c.data }))],
-        )
-      : concat([first.to, toHex(first.value, { size: 32 }), first.data]);
-  return encodeFunctionData({
-    abi: kernelExecuteAbi,
-    functionName: 'execute',
-    args: [batch ? BATCH : SINGLE, executionCalldata],
-  });
-}
 
 /** The devnet's own Kernel modules on a chain. */
 export function devnetModules(devnet: DevnetInfo, chainId = BASE_CHAIN_ID): KernelModules {
@@ -87,7 +39,11 @@ export function devnetModules(devnet: DevnetInfo, chainId = BASE_CHAIN_ID): Kern
   };
 }
 
-export type OpMode = 'enable' | 'default';
+export type OpMode = ValidationMode;
+export {
+  kernelExecuteCallData as executeCallData,
+  type Call,
+} from '../../src/modules/delegations/operations.ts';
 
 export interface KernelSession {
   /** The deployed Kernel account (1 ETH to pay its gas). */
@@ -152,49 +108,33 @@ export async function kernelSession(
     }),
     scope,
   });
-  const enableSig = await owner.signTypedData(permission.typedData);
-  const identifier = pad(permissionId, { size: 20, dir: 'right' });
-  // Kernel's nonce key: mode (0x00 default, 0x01 enable) ‖ type 0x02 (permission) ‖ id ‖ 0x0000.
-  const nonceKey = (mode: OpMode) =>
-    BigInt(concat([mode === 'enable' ? '0x01' : '0x00', '0x02', identifier, '0x0000']));
+  const enable: EnableMaterial = {
+    enableData: permission.enableData,
+    selectorData: permission.selectorData,
+    enableSig: await owner.signTypedData(permission.typedData),
+  };
 
   const op = async (calls: Call[], mode: OpMode = 'default', signer = sessionKey) => {
-    const { maxFeePerGas, maxPriorityFeePerGas } = await publicClient.estimateFeesPerGas();
-    const userOp: UserOperation<'0.7'> = {
-      sender: kernel.address,
-      nonce: await publicClient.readContract({
-        address: ENTRY_POINT_V07,
-        abi: entryPoint07Abi,
-        functionName: 'getNonce',
-        args: [kernel.address, nonceKey(mode)],
-      }),
-      callData: executeCallData(calls),
-      callGasLimit: 600_000n,
-      verificationGasLimit: 2_000_000n,
-      preVerificationGas: 60_000n,
-      maxFeePerGas,
-      maxPriorityFeePerGas,
-      signature: '0x',
-    };
-    const hash = getUserOperationHash({
-      userOperation: userOp,
-      entryPointAddress: ENTRY_POINT_V07,
-      entryPointVersion: '0.7',
-      chainId: BASE_CHAIN_ID,
+    const fees = await publicClient.estimateFeesPerGas();
+    const nonce = await publicClient.readContract({
+      address: ENTRY_POINT_V07,
+      abi: entryPoint07Abi,
+      functionName: 'getNonce',
+      args: [kernel.address, permissionNonceKey(permissionId, mode)],
     });
-    // Permission signature: 0xff ‖ the signer's EIP-191 signature of the userOpHash.
-    const userOpSig = concat(['0xff', await signer.signMessage({ message: { raw: hash } })]);
-    userOp.signature =
-      mode === 'default'
-        ? userOpSig
-        : concat([
-            zeroAddress, // no hook
-            encodeAbiParameters(
-              [{ type: 'bytes' }, { type: 'bytes' }, { type: 'bytes' }, { type: 'bytes' }, { type: 'bytes' }],
-              [permission.enableData, '0x', permission.selectorData, enableSig, userOpSig],
-            ),
-          ]);
-    return userOp;
+    const unsigned = delegatedOperation({
+      sender: kernel.address,
+      nonce,
+      calls,
+      gas: {
+        callGasLimit: 600_000n,
+        verificationGasLimit: 2_000_000n,
+        preVerificationGas: 60_000n,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      },
+    });
+    return signDelegatedOperation(unsigned, BASE_CHAIN_ID, signer, mode === 'enable' ? enable : null);
   };
   const handleOpsArgs = (userOp: UserOperation<'0.7'>) =>
     [[toPackedUserOperation(userOp)], beneficiary] as const;

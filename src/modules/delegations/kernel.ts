@@ -133,43 +133,43 @@ export function validationIdOf(permissionId: Hex): Hex {
   return concat(['0x02', pad(permissionId, { size: 20, dir: 'right' })]);
 }
 
-/** CallPolicy data: `abi.encode(Permission[])`, callType 0x00, each call with its parameter rules. */
-export function callPolicyData(calls: readonly PermissionCall[]): Hex {
-  return encodeAbiParameters(
-    [
+/** CallPolicy's install data layout: `Permission[]` with their `ParamRule[]`. */
+export const CALL_POLICY_PERMISSIONS = [
+  {
+    type: 'tuple[]',
+    components: [
+      { name: 'callType', type: 'bytes1' },
+      { name: 'target', type: 'address' },
+      { name: 'selector', type: 'bytes4' },
+      { name: 'valueLimit', type: 'uint256' },
       {
+        name: 'rules',
         type: 'tuple[]',
         components: [
-          { name: 'callType', type: 'bytes1' },
-          { name: 'target', type: 'address' },
-          { name: 'selector', type: 'bytes4' },
-          { name: 'valueLimit', type: 'uint256' },
-          {
-            name: 'rules',
-            type: 'tuple[]',
-            components: [
-              { name: 'condition', type: 'uint8' },
-              { name: 'offset', type: 'uint64' },
-              { name: 'params', type: 'bytes32[]' },
-            ],
-          },
+          { name: 'condition', type: 'uint8' },
+          { name: 'offset', type: 'uint64' },
+          { name: 'params', type: 'bytes32[]' },
         ],
       },
     ],
-    [
-      calls.map((c) => ({
-        callType: CALL_TYPE_SINGLE,
-        target: c.target,
-        selector: c.selector,
-        valueLimit: c.valueLimit,
-        rules: (c.rules ?? []).map((r) => ({
-          condition: PARAM_CONDITIONS.indexOf(r.condition),
-          offset: BigInt(r.offset),
-          params: r.params,
-        })),
+  },
+] as const;
+
+/** CallPolicy data: `abi.encode(Permission[])`, callType 0x00, each call with its parameter rules. */
+export function callPolicyData(calls: readonly PermissionCall[]): Hex {
+  return encodeAbiParameters(CALL_POLICY_PERMISSIONS, [
+    calls.map((c) => ({
+      callType: CALL_TYPE_SINGLE,
+      target: c.target,
+      selector: c.selector,
+      valueLimit: c.valueLimit,
+      rules: (c.rules ?? []).map((r) => ({
+        condition: PARAM_CONDITIONS.indexOf(r.condition),
+        offset: BigInt(r.offset),
+        params: r.params,
       })),
-    ],
-  );
+    })),
+  ]);
 }
 
 /** TimestampPolicy data: `abi.encode(uint48 validAfter, uint48 validUntil)`. */

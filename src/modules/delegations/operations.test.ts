@@ -11,6 +11,7 @@ import { devnetKernelDeployment } from '../../devnet/kernel-accounts.ts';
 import { DUMMY_ECDSA_SIG } from '@zerodev/sdk/constants';
 import { size } from 'viem';
 import {
+  delegatedOperation,
   kernelExecuteCallData,
   permissionNonceKey,
   permissionSignature,
@@ -44,7 +45,10 @@ describe('delegated operations', () => {
     const pay = { to: owner.address, value: 7n, data: '0x' as Hex };
     expect(kernelExecuteCallData([approve])).toBe(await account.encodeCalls([approve]));
     expect(kernelExecuteCallData([approve, pay])).toBe(await account.encodeCalls([approve, pay]));
-    expect(() => kernelExecuteCallData([])).toThrow(/at least one call/);
+    expect(() => kernelExecuteCallData([approve, pay], false)).toThrow(/exactly one call/);
+    expect(() => delegatedOperation({ sender: owner.address, nonce: 0n, calls: [] })).toThrow(
+      /at least one call/,
+    );
   });
 
   it('key the nonce by mode, permission and a 16-bit custom key', () => {

@@ -30,21 +30,21 @@ const MODE_SINGLE: Hex = pad('0x00', { size: 32, dir: 'right' });
 const MODE_BATCH: Hex = pad('0x01', { size: 32, dir: 'right' });
 
 /**
- * Kernel's `execute(mode, executionCalldata)`: one call packed as `target ‖ value ‖ data`, several
- * as `abi.encode((address,uint256,bytes)[])` in batch mode (all or nothing: a failed swap also
- * undoes its approval).
+ * Kernel's `execute(mode, executionCalldata)`: one call packed as `target ‖ value ‖ data`, or (by
+ * default for any other count) a batch `abi.encode((address,uint256,bytes)[])`, all or nothing: a
+ * failed swap also undoes its approval.
  */
-export function kernelExecuteCallData(calls: readonly Call[]): Hex {
-  const [first] = calls;
-  if (!first) throw new RangeError('an operation carries at least one call');
-  if (calls.length === 1) {
+export function kernelExecuteCallData(calls: readonly Call[], batch = calls.length !== 1): Hex {
+  if (!batch) {
+    const [only] = calls;
+    if (!only || calls.length > 1) throw new RangeError('a single-call execute carries exactly one call');
     return encodeFunctionData({
       abi: executeAbi,
       functionName: 'execute',
-      args: [MODE_SINGLE, concat([first.to, toHex(first.value, { size: 32 }), first.data])],
+      args: [MODE_SINGLE, concat([only.to, toHex(only.value, { size: 32 }), only.data])],
     });
   }
-  const batch = encodeAbiParameters(
+  const executions = encodeAbiParameters(
     [
       {
         type: 'tuple[]',
@@ -57,7 +57,7 @@ export function kernelExecuteCallData(calls: readonly Call[]): Hex {
     ],
     [calls.map((c) => ({ target: c.to, value: c.value, callData: c.data }))],
   );
-  return encodeFunctionData({ abi: executeAbi, functionName: 'execute', args: [MODE_BATCH, batch] });
+  return encodeFunctionData({ abi: executeAbi, functionName: 'execute', args: [MODE_BATCH, executions] });
 }
 
 export type ValidationMode = 'default' | 'enable';
@@ -130,6 +130,7 @@ export function delegatedOperation(input: {
     >
   >;
 }): UserOperation<'0.7'> {
+  if (input.calls.length === 0) throw new RangeError('an operation carries at least one call');
   return {
     sender: input.sender,
     nonce: input.nonce,
