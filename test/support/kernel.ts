@@ -55,8 +55,6 @@ export function ecdsaRootValidator(
   };
 }
 
-/** 65 bytes (r, s, v) from which ecrecover recovers some address: a validator answers "wrong signer", not a revert. */
-
 /** A Kernel v3.1 account of `owner` on a devnet chain (root: the devnet's ECDSA validator), counterfactual until its first op. */
 export function devnetKernelSmartAccount(
   publicClient: PublicClient<Transport, Chain>,
