@@ -44,6 +44,7 @@ import {
 } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
+import { requiredPrefundWei } from '../modules/smart-account/prefund.ts';
 
 /** Canonical EntryPoint v0.7, the only entry point this bundler serves. */
 const ENTRY_POINT: Address = '0x0000000071727De22E5E9d8BAf0edAc6f37da032';
@@ -125,17 +126,6 @@ export function minimumPreVerificationGas(op: Op): bigint {
   for (let i = 2; i < encoded.length; i += 2) calldata += encoded.slice(i, i + 2) === '00' ? 4n : 16n;
   const words = BigInt(Math.ceil(size(encoded) / 32));
   return calldata + PVG_FIXED + PVG_PER_OP + PVG_PER_WORD * words;
-}
-
-/** The prefund the EntryPoint takes before validation: every limit at maxFeePerGas. */
-function requiredPrefund(op: Op): bigint {
-  const gas =
-    op.verificationGasLimit +
-    op.callGasLimit +
-    op.preVerificationGas +
-    (op.paymasterVerificationGasLimit ?? 0n) +
-    (op.paymasterPostOpGasLimit ?? 0n);
-  return gas * op.maxFeePerGas;
 }
 
 function bundleGas(op: Op): bigint {
@@ -403,7 +393,7 @@ export async function startDevnetBundler(options: DevnetBundlerOptions): Promise
       },
       {
         [ENTRY_POINT]: { code: simulations.code },
-        [op.sender]: { balance: numberToHex(balance + requiredPrefund(probe)) },
+        [op.sender]: { balance: numberToHex(balance + requiredPrefundWei(probe)) },
       },
     );
     if (!run.success) throw refusal(run.returnData);
