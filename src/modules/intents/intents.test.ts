@@ -299,6 +299,41 @@ describe('POST /v1/intents', () => {
     expect(await balanceOf(acc.accountId)).toBe(10n * USD);
   });
 
+  it('422 for gas top-ups the policy refuses: above gas.max_top_up_usd, or gas disabled', async () => {
+    const topUp = (wallet: string) => ({
+      wallet,
+      kind: 'gas_topup',
+      sell_token: token('WETH'),
+      buy_token: NATIVE,
+      sell_amount: '1000000000000000', // 0.001 ETH, more than a cent at any devnet price
+    });
+    const capped = await setup({ gas: { max_top_up_usd: '0.01' } });
+    const over = await req('POST', '/v1/intents', capped.sessionToken, topUp(capped.wallet));
+    expect(expectErrorBody(over, 422, 'POLICY_VIOLATION').message).toMatch(/gas\.max_top_up_usd/);
+    const off = await setup({ gas: { enabled: false } });
+    const disabled = await req('POST', '/v1/intents', off.sessionToken, topUp(off.wallet));
+    expect(expectErrorBody(disabled, 422, 'POLICY_VIOLATION').message).toMatch(/gas\.enabled/);
+  });
+
+  it('422 BUDGET_EXCEEDED naming spend.velocity_per_hour once the hour is used up', async () => {
+    const acc = await setup({ spend: { velocity_per_hour: 1 } });
+    expect((await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet))).statusCode).toBe(201);
+    const second = await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet));
+    const body = expectErrorBody(second, 422, 'BUDGET_EXCEEDED');
+    expect(body.message).toBe('Refused by spend.velocity_per_hour: the limit is 1, the action would use 2.');
+  });
+
+  it('refuses venues on the testbed chain, where the policy allows none', async () => {
+    const acc = await setup({}, 84532);
+    const res = await req('POST', '/v1/intents', acc.sessionToken, {
+      ...conversion(acc.wallet),
+      sell_token: token('USDC', 84532),
+      buy_token: token('WETH', 84532),
+      venues: ['devnet-amm'],
+    });
+    expect(expectErrorBody(res, 422, 'POLICY_VIOLATION').message).toMatch(/execution\.venues/);
+  });
+
   it('narrows venues and slippage within the policy', async () => {
     const acc = await setup();
     const policyVenues = (

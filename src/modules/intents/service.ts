@@ -170,11 +170,11 @@ function refuse(code: 'POLICY_VIOLATION' | 'BUDGET_EXCEEDED' | 'COUNTERPARTY_BLO
 }
 
 /** The venues the intent may use: the request's (each within the policy), or the policy's. */
-function venuesOf(policy: PolicyDocument, asked: string[] | undefined, chain: RegistryChain): string[] {
+function venuesOf(policy: PolicyDocument, asked: string[] | undefined): string[] {
   const allowed = policy.execution.venues as string[];
   if (asked === undefined) return [...allowed];
   const outside = asked.filter((v) => !allowed.includes(v));
-  if (outside.length > 0 && convertsOn(chain)) {
+  if (outside.length > 0) {
     throw refuse(
       'POLICY_VIOLATION',
       refusalMessage({
@@ -211,7 +211,7 @@ export async function admitIntent(
   if (!chain) throw invalidRequest(`Invalid body: the policy's chain ${doc.chain_id} is not supported.`);
   const legs = resolveLegs(chain, deps.registry, body);
   const maxSlippage = body.max_slippage_bps ?? doc.execution.max_slippage_bps;
-  const venues = body.kind === 'conversion' ? venuesOf(doc, body.venues, chain) : [];
+  const venues = body.kind === 'conversion' ? venuesOf(doc, body.venues) : [];
   const amount = BigInt(body.sell_amount);
   const valueMicro = valueOf(deps, chain.chainId, legs.sell, amount);
 
