@@ -11,6 +11,7 @@ import { devRoutes } from './modules/dev/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
 import { feedbackRoutes } from './modules/feedback/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
+import { intentsRoutes } from './modules/intents/index.ts';
 import { keysRoutes } from './modules/keys/routes.ts';
 import { opsRoutes } from './modules/ops/routes.ts';
 import { policiesRoutes } from './modules/policies/routes.ts';
@@ -38,6 +39,7 @@ export const routeTable: RouteDefinition[] = [
   ...billingRoutes(effects),
   ...autoTopupRoutes,
   ...delegationsRoutes,
+  ...intentsRoutes,
   ...webhooksRoutes,
   ...statementsRoutes,
   ...accountRoutes,

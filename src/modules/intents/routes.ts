@@ -1,0 +1,128 @@
+import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
+import {
+  defineRoute,
+  type ResourceWalletLocator,
+  type RouteDefinition,
+} from '../../core/http/route-table.ts';
+import type { AppDeps } from '../../deps.ts';
+import { buildTokenRegistry } from '../registry/index.ts';
+import {
+  CreateIntentBody,
+  INTENT_LIST_DEFAULT_LIMIT,
+  IntentIdParams,
+  IntentListSchema,
+  IntentSchema,
+  ListIntentsQuery,
+} from './schemas.ts';
+import { admitIntent, cancelIntent, getIntent, listIntents, type IntentDeps } from './service.ts';
+import { intentWallet } from './store.ts';
+
+const TAGS = ['intents'];
+
+/** The guard's locator for `/v1/intents/{id}`: the intent's wallet. */
+const INTENT_WALLET: ResourceWalletLocator = {
+  in: 'resource',
+  resource: 'intent',
+  resolve: (db, accountId, params) =>
+    typeof params['id'] === 'string' ? intentWallet(db, accountId, params['id']) : Promise.resolve(null),
+};
+
+function intentDeps(deps: AppDeps): IntentDeps {
+  return {
+    config: deps.config,
+    clock: deps.clock,
+    db: deps.db,
+    // The registry built at start; without one (a test that did not build it), the real addresses.
+    registry: deps.tokenRegistry ?? buildTokenRegistry(deps.config.env),
+    prices: deps.prices,
+  };
+}
+
+export const intentsRoutes: RouteDefinition[] = [
+  defineRoute({
+    method: 'POST',
+    url: '/v1/intents',
+    operationId: 'createIntent',
+    summary: "Admit a conversion or a gas top-up under the wallet's active policy",
+    description:
+      "The chain is the active policy's `chain_id`; `sell_token` and `buy_token` are registry token addresses " +
+      "of that chain. A gas top-up sells the chain's wrapped native token (amount in wei) for the native " +
+      'placeholder 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE. In one transaction: the execution switches (403 ' +
+      'EXECUTION_DISABLED), the policy (404 with `next` to PUT /v1/policies; its version and hash are pinned on ' +
+      'the intent), the policy rules (422 POLICY_VIOLATION naming the rule), the USD value (a USD stable at 1:1, ' +
+      'else the cached price reference; an unusable reference is 503), the spend reservation (422 ' +
+      'BUDGET_EXCEEDED naming the cap), the fee `conversion_intent` from the prepaid balance (402 when it does ' +
+      'not cover it and metering is enforced), then the planned intent, its `intent.planned` event and its ' +
+      'execution job. A conversion on the testbed chain (84532) is admitted and aborts UNSUPPORTED_KIND.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'write',
+    wallet: { in: 'body', field: 'wallet' },
+    schema: { body: CreateIntentBody, response: { 201: IntentSchema } },
+    handler: async (ctx) => {
+      const actor = actorOf(ctx);
+      const deps = intentDeps(ctx.deps);
+      return ctx.mutate(async (tx) => ({
+        status: 201,
+        body: await admitIntent(tx, deps, actor, ctx.body),
+      }));
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/intents',
+    operationId: 'listIntents',
+    summary: "The account's intents, newest first (one wallet's with `wallet`)",
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: { in: 'query', field: 'wallet' },
+    schema: { querystring: ListIntentsQuery, response: { 200: IntentListSchema } },
+    handler: async ({ deps, principal, query }) => {
+      const intents = await listIntents(
+        deps.db,
+        requirePrincipal({ principal }).accountId,
+        query.wallet ?? null,
+        query.limit ?? INTENT_LIST_DEFAULT_LIMIT,
+        query.offset ?? 0,
+      );
+      return { status: 200, body: { intents } };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/intents/{id}',
+    operationId: 'getIntent',
+    summary: 'One intent',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: INTENT_WALLET,
+    schema: { params: IntentIdParams, response: { 200: IntentSchema } },
+    handler: async ({ deps, principal, params }) => ({
+      status: 200,
+      body: await getIntent(deps.db, requirePrincipal({ principal }).accountId, params.id),
+    }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/intents/{id}/cancel',
+    operationId: 'cancelIntent',
+    summary: 'Cancel a planned intent: its spend reservation is released and its fee reversed',
+    description:
+      'Only a planned intent can be cancelled; any other, or an unknown one, is 404. Never refused by an ' +
+      'execution switch. Emits `intent.cancelled`.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'cancel',
+    wallet: INTENT_WALLET,
+    schema: { params: IntentIdParams, response: { 200: IntentSchema } },
+    handler: async (ctx) => {
+      const actor = actorOf(ctx);
+      return ctx.mutate(async (tx) => ({
+        status: 200,
+        body: await cancelIntent(tx, ctx.deps.clock, actor, ctx.params.id),
+      }));
+    },
+  }),
+];

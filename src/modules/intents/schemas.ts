@@ -1,0 +1,93 @@
+import { Type } from 'typebox';
+
+export const INTENT_LIST_DEFAULT_LIMIT = 50;
+export const INTENT_LIST_MAX_LIMIT = 200;
+
+const ADDRESS = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
+const KINDS = ['conversion', 'gas_topup'] as const;
+const STATUSES = ['planned', 'executing', 'filled', 'cancelled', 'aborted'] as const;
+
+export const CreateIntentBody = Type.Object(
+  {
+    wallet: ADDRESS,
+    kind: Type.Union(KINDS.map((k) => Type.Literal(k))),
+    sell_token: Type.String({
+      pattern: '^0x[0-9a-fA-F]{40}$',
+      description:
+        "A registry token address of the policy's chain; for a gas top-up the chain's wrapped native token.",
+    }),
+    buy_token: Type.String({
+      pattern: '^0x[0-9a-fA-F]{40}$',
+      description:
+        'A registry token address of the chain; for a gas top-up the native placeholder ' +
+        '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE.',
+    }),
+    sell_amount: Type.String({
+      pattern: '^[1-9][0-9]{0,77}$',
+      description: 'Base units of the sell token (wei for a gas top-up), a positive decimal integer.',
+    }),
+    max_slippage_bps: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 10_000,
+        description: "Default: the policy's execution.max_slippage_bps, which it may not exceed.",
+      }),
+    ),
+    venues: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        minItems: 1,
+        maxItems: 16,
+        uniqueItems: true,
+        description: "Narrows the policy's execution.venues; may not name a venue outside it.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const IntentSchema = Type.Object(
+  {
+    id: Type.String(),
+    wallet: Type.String(),
+    kind: Type.Union(KINDS.map((k) => Type.Literal(k))),
+    status: Type.Union(STATUSES.map((s) => Type.Literal(s))),
+    policy_version: Type.Integer(),
+    policy_hash: Type.String(),
+    params: Type.Object(
+      {
+        chain_id: Type.Integer(),
+        sell_token: Type.String(),
+        buy_token: Type.String(),
+        sell_amount: Type.String(),
+        max_slippage_bps: Type.Integer(),
+        venues: Type.Array(Type.String()),
+        value_usd: Type.String(),
+        fee_usd: Type.String(),
+        abort: Type.Optional(
+          Type.Object({ reason: Type.String(), detail: Type.Unknown() }, { additionalProperties: false }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    report: Type.Object({}, { additionalProperties: true }),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+
+export const IntentListSchema = Type.Object(
+  { intents: Type.Array(IntentSchema) },
+  { additionalProperties: false },
+);
+
+export const IntentIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+export const ListIntentsQuery = Type.Object(
+  {
+    wallet: Type.Optional(ADDRESS),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: INTENT_LIST_MAX_LIMIT })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Rows to skip; default 0.' })),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,385 @@
+// Intents: admission of a conversion or a gas top-up under the wallet's active policy (one
+// transaction: switches, policy, registry, rules, USD valuation, spend reservation, fee, row,
+// event, executor job), the reads, and cancel. No HTTP here. The executor is another module.
+
+import type { Config } from '../../config.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { Db, DbExecutor } from '../../core/db/database.ts';
+import { AppError, invalidRequest, notFound, unavailable } from '../../core/errors/app-error.ts';
+import type { Actor } from '../../core/http/actor.ts';
+import { newUuid } from '../../core/ids.ts';
+import { enqueueJob } from '../../core/jobs/index.ts';
+import { formatUsd } from '../../core/money.ts';
+import { recordAudit } from '../audit/index.ts';
+import { chargeFee } from '../billing/index.ts';
+import { emitEvent } from '../events/index.ts';
+import { reverseGroup } from '../ledger/index.ts';
+import {
+  evaluateRules,
+  getActivePolicy,
+  noPolicyError,
+  refusalMessage,
+  releaseReservation,
+  reserveSpend,
+  type PolicyAction,
+  type PolicyDocument,
+} from '../policies/index.ts';
+import type { PriceReferences } from '../prices/index.ts';
+import type { RegistryChain, RegistryToken, TokenRegistry } from '../registry/index.ts';
+import { assertExecutionEnabled } from '../switches/index.ts';
+import {
+  cancelPlannedIntent,
+  findIntent,
+  insertIntent,
+  listIntentRows,
+  type IntentKind,
+  type IntentParams,
+  type IntentRow,
+  type IntentStatus,
+} from './store.ts';
+
+/** The native coin of a chain, as gas top-ups name it (the buy token). */
+export const NATIVE_PLACEHOLDER = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
+/** The job the executor runs for each admitted intent. */
+export const EXECUTE_JOB = 'intents.execute';
+
+/** The Intent of the spec (section 2). */
+export interface Intent {
+  id: string;
+  wallet: string;
+  kind: IntentKind;
+  status: IntentStatus;
+  policy_version: number;
+  policy_hash: string;
+  params: IntentParams & { fee_usd: string };
+  report: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CreateIntentRequest {
+  wallet: string;
+  kind: IntentKind;
+  sell_token: string;
+  buy_token: string;
+  sell_amount: string;
+  max_slippage_bps?: number;
+  venues?: string[];
+}
+
+export interface IntentDeps {
+  config: Config;
+  clock: Clock;
+  db: Db;
+  registry: TokenRegistry;
+  prices: PriceReferences | undefined;
+}
+
+export function toIntent(row: IntentRow): Intent {
+  return {
+    id: row.id,
+    wallet: row.wallet,
+    kind: row.kind,
+    status: row.status,
+    policy_version: row.policy_version,
+    policy_hash: row.policy_hash,
+    params: { ...row.params, fee_usd: formatUsd(BigInt(row.fee_micro_usd)) },
+    report: row.report,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+const actorName = (actor: Actor) => `${actor.principal.kind}:${actor.principal.credentialId}`;
+
+/** Whether the chain has a venue that settles conversions (the testbed has none). */
+const convertsOn = (chain: RegistryChain) => chain.venues.some((v) => v.settles);
+
+interface Legs {
+  sell: RegistryToken;
+  /** Null for the native coin (a gas top-up's buy leg). */
+  buy: RegistryToken | null;
+}
+
+/** The tokens of the request on the policy's chain; INVALID_REQUEST for anything else. */
+function resolveLegs(chain: RegistryChain, registry: TokenRegistry, body: CreateIntentRequest): Legs {
+  const sellLower = body.sell_token.toLowerCase();
+  const buyLower = body.buy_token.toLowerCase();
+  if (body.kind === 'gas_topup') {
+    if (sellLower !== chain.wrappedNative.toLowerCase()) {
+      throw invalidRequest(
+        `Invalid body: sell_token of a gas top-up must be the wrapped native token of chain ${chain.chainId} ` +
+          `(${chain.wrappedNative}).`,
+      );
+    }
+    if (buyLower !== NATIVE_PLACEHOLDER) {
+      throw invalidRequest(
+        `Invalid body: buy_token of a gas top-up must be the native placeholder 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE.`,
+      );
+    }
+    const sell = registry.findToken(chain.chainId, sellLower);
+    if (!sell) throw invalidRequest(`Invalid body: chain ${chain.chainId} lists no wrapped native token.`);
+    return { sell, buy: null };
+  }
+  const sell = registry.findToken(chain.chainId, sellLower);
+  const buy = registry.findToken(chain.chainId, buyLower);
+  const unsupported = [
+    ...(sell ? [] : [`sell_token ${body.sell_token}`]),
+    ...(buy ? [] : [`buy_token ${body.buy_token}`]),
+  ];
+  if (!sell || !buy) {
+    throw invalidRequest(
+      `Invalid body: ${unsupported.join(' and ')} ${unsupported.length > 1 ? 'are' : 'is'} not a registry token of ` +
+        `chain ${chain.chainId} (the chain of the wallet's policy); GET /v1/tokens lists them.`,
+    );
+  }
+  if (sell.address === buy.address) {
+    throw invalidRequest('Invalid body: sell_token and buy_token are the same token.');
+  }
+  return { sell, buy };
+}
+
+/**
+ * The USD value of the sell leg without RPC: a USD stable at 1:1, else the cached price reference.
+ * A missing or unusable reference refuses (503 UNAVAILABLE naming the feed and why).
+ */
+function valueOf(deps: IntentDeps, chainId: number, token: RegistryToken, amount: bigint): bigint {
+  if (token.stable) {
+    const scale = 10n ** BigInt(token.decimals);
+    return (amount * 1_000_000n + scale - 1n) / scale;
+  }
+  if (!deps.prices) {
+    throw unavailable(`No price reference is configured to value ${token.symbol} on chain ${chainId}.`, {
+      remediation: 'Sell a USD stable, or ask the operator to configure the price feeds (docs/prices.md).',
+      next: [],
+    });
+  }
+  const valued = deps.prices.valueUsdMicro(chainId, token.address, amount);
+  if (!valued.ok) {
+    throw unavailable(
+      `The price reference for ${token.symbol} on chain ${chainId} is not usable (${valued.refusal.kind}): ` +
+        `${valued.refusal.message}`,
+      { remediation: 'Retry once the reference is fresh again, or sell a USD stable.', next: [] },
+    );
+  }
+  return valued.usdMicro;
+}
+
+function refuse(code: 'POLICY_VIOLATION' | 'BUDGET_EXCEEDED' | 'COUNTERPARTY_BLOCKED', message: string) {
+  return new AppError(code, message);
+}
+
+/** The venues the intent may use: the request's (each within the policy), or the policy's. */
+function venuesOf(policy: PolicyDocument, asked: string[] | undefined): string[] {
+  const allowed = policy.execution.venues as string[];
+  if (asked === undefined) return [...allowed];
+  const outside = asked.filter((v) => !allowed.includes(v));
+  if (outside.length > 0) {
+    throw refuse(
+      'POLICY_VIOLATION',
+      refusalMessage({
+        rule: 'execution.venues',
+        pass: false,
+        limit: allowed,
+        value: outside,
+        code: 'POLICY_VIOLATION',
+      }),
+    );
+  }
+  return [...asked];
+}
+
+/**
+ * Admits an intent in the caller's transaction: the execution switches (403), the active policy
+ * (404, pinned on the intent), the tokens of its chain (400), the policy's rules (422 naming the
+ * rule), the USD valuation (no RPC), the spend reservation (422 BUDGET_EXCEEDED naming the cap),
+ * the fee (402), then the row, its `intent.planned` event, an audit fact and the executor's job.
+ */
+export async function admitIntent(
+  tx: DbExecutor,
+  deps: IntentDeps,
+  actor: Actor,
+  body: CreateIntentRequest,
+): Promise<Intent> {
+  const accountId = actor.principal.accountId;
+  const wallet = body.wallet.toLowerCase();
+  await assertExecutionEnabled(tx, { accountId, wallet }, { cacheKey: deps.db });
+  const policy = await getActivePolicy(tx, deps.registry, accountId, wallet);
+  if (!policy) throw noPolicyError(wallet);
+  const doc = policy.document;
+  const chain = deps.registry.chain(doc.chain_id);
+  if (!chain) throw invalidRequest(`Invalid body: the policy's chain ${doc.chain_id} is not supported.`);
+  const legs = resolveLegs(chain, deps.registry, body);
+  const maxSlippage = body.max_slippage_bps ?? doc.execution.max_slippage_bps;
+  const venues = body.kind === 'conversion' ? venuesOf(doc, body.venues) : [];
+  const amount = BigInt(body.sell_amount);
+  const valueMicro = valueOf(deps, chain.chainId, legs.sell, amount);
+
+  // The policy's rules, as the dry-run check evaluates them. On a chain where no venue settles
+  // conversions (the testbed) the venue rule is not asked: the executor aborts UNSUPPORTED_KIND.
+  const action: PolicyAction =
+    body.kind === 'gas_topup'
+      ? { kind: 'gas_topup', chainId: chain.chainId, amountMicroUsd: valueMicro }
+      : {
+          kind: 'conversion',
+          chainId: chain.chainId,
+          sellToken: legs.sell.symbol,
+          buyToken: legs.buy?.symbol ?? '',
+          amountMicroUsd: valueMicro,
+          slippageBps: maxSlippage,
+        };
+  const failed = evaluateRules(doc, action).find(
+    (v) => !v.pass && (v.rule !== 'execution.venues' || convertsOn(chain)),
+  );
+  if (failed) throw refuse(failed.code, refusalMessage(failed));
+
+  const id = newUuid();
+  const now = deps.clock.now();
+  const reserved = await reserveSpend(tx, deps.clock, {
+    accountId,
+    wallet,
+    amountMicroUsd: valueMicro,
+    reservationId: id,
+    expiresAt: new Date(now.getTime() + doc.execution.deadline_minutes * 60_000),
+  });
+  if (!reserved.ok) {
+    if (reserved.refused === 'no_policy') throw noPolicyError(wallet);
+    if (reserved.refused === 'conflict') throw new Error(`spend reservation ${id} already exists`);
+    const isCount = reserved.refused === 'spend.velocity_per_hour';
+    throw refuse(
+      'BUDGET_EXCEEDED',
+      refusalMessage({
+        rule: reserved.refused,
+        pass: false,
+        limit: isCount ? Number(reserved.limit) : formatUsd(reserved.limit),
+        value: isCount ? Number(reserved.wouldUse) : formatUsd(reserved.wouldUse),
+        code: 'BUDGET_EXCEEDED',
+      }),
+    );
+  }
+
+  const fee = await chargeFee(tx, deps, {
+    accountId,
+    product: 'conversion_intent',
+    feeMicroUsd: deps.config.fees.conversionIntentMicro,
+    settlementId: `fee:conversion_intent:${id}`,
+    wallet,
+    // The ledger spells a policy hash with its algorithm; policies store the bare hex digest.
+    policyHash: `sha256:${policy.hash}`,
+  });
+  const params: IntentParams = {
+    chain_id: chain.chainId,
+    sell_token: legs.sell.address.toLowerCase(),
+    buy_token: legs.buy ? legs.buy.address.toLowerCase() : NATIVE_PLACEHOLDER,
+    sell_amount: amount.toString(),
+    max_slippage_bps: maxSlippage,
+    venues,
+    value_usd: formatUsd(valueMicro),
+  };
+  const row: IntentRow = {
+    id,
+    account_id: accountId,
+    wallet,
+    chain_id: chain.chainId,
+    kind: body.kind,
+    status: 'planned',
+    policy_version: policy.version,
+    policy_hash: policy.hash,
+    params,
+    report: {},
+    value_micro_usd: valueMicro.toString(),
+    reservation_id: id,
+    fee_group_id: fee.charged ? fee.groupId : null,
+    fee_micro_usd: (fee.charged ? fee.feeMicroUsd : 0n).toString(),
+    created_at: now,
+    updated_at: now,
+  };
+  await insertIntent(tx, row);
+  const intent = toIntent(row);
+  const facts = {
+    id,
+    wallet,
+    kind: row.kind,
+    chain_id: row.chain_id,
+    policy_version: row.policy_version,
+    policy_hash: row.policy_hash,
+    value_usd: params.value_usd,
+    fee_usd: intent.params.fee_usd,
+  };
+  await emitEvent(tx, deps.clock, { accountId, kind: 'intent.planned', subject: id, payload: facts });
+  await recordAudit(tx, deps.clock, {
+    accountId,
+    actor: actorName(actor),
+    action: 'intent.planned',
+    subject: id,
+    details: facts,
+    network: actor.network,
+  });
+  await enqueueJob(tx, deps.clock, { name: EXECUTE_JOB, payload: { intent_id: id }, singletonKey: id });
+  return intent;
+}
+
+export async function getIntent(db: DbExecutor, accountId: string, id: string): Promise<Intent> {
+  const row = await findIntent(db, accountId, id);
+  if (!row) throw notFound(`No intent ${id} on this account.`);
+  return toIntent(row);
+}
+
+export async function listIntents(
+  db: DbExecutor,
+  accountId: string,
+  wallet: string | null,
+  limit: number,
+  offset: number,
+): Promise<Intent[]> {
+  const rows = await listIntentRows(db, accountId, wallet?.toLowerCase() ?? null, limit, offset);
+  return rows.map(toIntent);
+}
+
+/**
+ * Cancels a planned intent in the caller's transaction: releases its spend reservation, reverses
+ * its fee, emits `intent.cancelled` and records an audit fact. NOT_FOUND when the account has no
+ * such intent or it is no longer planned. Never refused by a switch.
+ */
+export async function cancelIntent(tx: DbExecutor, clock: Clock, actor: Actor, id: string): Promise<Intent> {
+  const accountId = actor.principal.accountId;
+  const current = await findIntent(tx, accountId, id, true);
+  if (!current || current.status !== 'planned') {
+    throw notFound(
+      current
+        ? `Intent ${id} is ${current.status}: only a planned intent can be cancelled.`
+        : `No intent ${id} on this account.`,
+    );
+  }
+  const row = await cancelPlannedIntent(tx, accountId, id, clock.now());
+  if (!row) throw notFound(`Intent ${id} is no longer planned: only a planned intent can be cancelled.`);
+  const released = await releaseReservation(tx, clock, { accountId, reservationId: row.reservation_id });
+  let feeReversed = false;
+  if (row.fee_group_id) {
+    const reversed = await reverseGroup(tx, clock, {
+      groupId: row.fee_group_id,
+      accountId,
+      reason: `intent ${id} cancelled`,
+    });
+    if (!reversed.ok) throw new Error(`fee of intent ${id} could not be reversed: ${reversed.reason}`);
+    feeReversed = true;
+  }
+  const intent = toIntent(row);
+  const facts = {
+    id,
+    wallet: row.wallet,
+    kind: row.kind,
+    reservation_released: released.ok,
+    fee_reversed_usd: feeReversed ? intent.params.fee_usd : '0',
+  };
+  await emitEvent(tx, clock, { accountId, kind: 'intent.cancelled', subject: id, payload: facts });
+  await recordAudit(tx, clock, {
+    accountId,
+    actor: actorName(actor),
+    action: 'intent.cancelled',
+    subject: id,
+    details: facts,
+    network: actor.network,
+  });
+  return intent;
+}

@@ -1,0 +1,153 @@
+// The intents table: one row per admitted conversion or gas top-up (see migration 0028).
+
+import type { DbExecutor } from '../../core/db/database.ts';
+import type { Timestamp } from '../../core/db/schema.ts';
+
+export type IntentKind = 'conversion' | 'gas_topup';
+export type IntentStatus = 'planned' | 'executing' | 'filled' | 'cancelled' | 'aborted';
+
+/** What the caller asked for, as admitted; `abort` is added when the executor stops. */
+export interface IntentParams {
+  chain_id: number;
+  /** Lowercase addresses: registry tokens of the chain, or the native placeholder (gas top-up). */
+  sell_token: string;
+  buy_token: string;
+  /** Base units of the sell token, as a decimal string. */
+  sell_amount: string;
+  max_slippage_bps: number;
+  /** The venues the executor may use: the request's, or the policy's `execution.venues`. */
+  venues: string[];
+  /** The USD value the spend reservation holds, as a decimal string. */
+  value_usd: string;
+  abort?: { reason: string; detail: unknown };
+}
+
+export interface IntentsTable {
+  id: string;
+  account_id: string;
+  wallet: string;
+  chain_id: number;
+  kind: IntentKind;
+  status: IntentStatus;
+  policy_version: number;
+  policy_hash: string;
+  params: unknown;
+  report: unknown;
+  value_micro_usd: string;
+  reservation_id: string;
+  fee_group_id: string | null;
+  fee_micro_usd: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../core/db/schema.ts' {
+  interface Database {
+    intents: IntentsTable;
+  }
+}
+
+export interface IntentRow {
+  id: string;
+  account_id: string;
+  wallet: string;
+  chain_id: number;
+  kind: IntentKind;
+  status: IntentStatus;
+  policy_version: number;
+  policy_hash: string;
+  params: IntentParams;
+  report: Record<string, unknown>;
+  value_micro_usd: string;
+  reservation_id: string;
+  fee_group_id: string | null;
+  fee_micro_usd: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Intent ids are UUIDs: anything else names no intent (and never reaches a uuid column). */
+export const isIntentId = (value: string): boolean => UUID.test(value);
+
+function toRow(r: {
+  [K in keyof IntentsTable]: unknown;
+}): IntentRow {
+  return {
+    ...(r as unknown as IntentRow),
+    value_micro_usd: String(r.value_micro_usd),
+    fee_micro_usd: String(r.fee_micro_usd),
+    created_at: new Date(r.created_at as string | Date),
+    updated_at: new Date(r.updated_at as string | Date),
+  };
+}
+
+export async function insertIntent(tx: DbExecutor, row: IntentRow): Promise<void> {
+  await tx
+    .insertInto('intents')
+    .values({ ...row, params: JSON.stringify(row.params), report: JSON.stringify(row.report) })
+    .execute();
+}
+
+/** The account's intent, or null (another account's intent is not found). `lock` holds it for `tx`. */
+export async function findIntent(
+  db: DbExecutor,
+  accountId: string,
+  id: string,
+  lock = false,
+): Promise<IntentRow | null> {
+  if (!isIntentId(id)) return null;
+  let q = db.selectFrom('intents').selectAll().where('id', '=', id).where('account_id', '=', accountId);
+  if (lock) q = q.forUpdate();
+  const row = await q.executeTakeFirst();
+  return row ? toRow(row) : null;
+}
+
+/** The wallet of the account's intent (the route guard's locator), or null. */
+export async function intentWallet(db: DbExecutor, accountId: string, id: string): Promise<string | null> {
+  if (!isIntentId(id)) return null;
+  const row = await db
+    .selectFrom('intents')
+    .select('wallet')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row?.wallet ?? null;
+}
+
+/** Newest first; every wallet of the account when `wallet` is null. */
+export async function listIntentRows(
+  db: DbExecutor,
+  accountId: string,
+  wallet: string | null,
+  limit: number,
+  offset: number,
+): Promise<IntentRow[]> {
+  let q = db.selectFrom('intents').selectAll().where('account_id', '=', accountId);
+  if (wallet !== null) q = q.where('wallet', '=', wallet);
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  return rows.map(toRow);
+}
+
+/** Moves a planned intent to `cancelled`; false when it is not planned (any more). */
+export async function cancelPlannedIntent(
+  tx: DbExecutor,
+  accountId: string,
+  id: string,
+  at: Date,
+): Promise<IntentRow | null> {
+  const row = await tx
+    .updateTable('intents')
+    .set({ status: 'cancelled', updated_at: at })
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'planned')
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toRow(row) : null;
+}
