@@ -48,6 +48,7 @@ interface Seeded {
   who: AccountWithSession;
   wallet: string;
   delegationId: string;
+  intentId: string;
   secrets: Record<string, string>;
   keyIds: string[];
 }
@@ -126,12 +127,36 @@ async function seed(): Promise<Seeded> {
     })
     .execute();
 
+  const intentId = randomUUID();
+  await db
+    .insertInto('intents')
+    .values({
+      id: intentId,
+      account_id: who.accountId,
+      wallet,
+      chain_id: 8453,
+      kind: 'conversion',
+      status: 'planned',
+      policy_version: 1,
+      policy_hash: randomBytes(32).toString('hex'),
+      params: JSON.stringify({ chain_id: 8453, sell_amount: '25000000', value_usd: '25' }),
+      report: JSON.stringify({}),
+      value_micro_usd: '25000000',
+      reservation_id: intentId,
+      fee_group_id: null,
+      fee_micro_usd: '100000',
+      created_at: clock.now(),
+      updated_at: clock.now(),
+    })
+    .execute();
+
   const sealed = endpoint.secret_sealed ?? '';
   expect(sealed.length).toBeGreaterThan(0);
   return {
     who,
     wallet,
     delegationId,
+    intentId,
     keyIds: [apiKey.id, readKey.id],
     secrets: {
       sessionToken: token,
@@ -194,7 +219,17 @@ describe('GET /v1/account/export', () => {
     expect(kinds).toContain('key.created');
     expect(body['webhooks']).toEqual({ secret_configured: true, failures: [] });
     expect((body['audit_log'] as unknown[]).length).toBeGreaterThan(0);
-    expect(body['intents']).toEqual([]);
+    expect(body['intents']).toEqual([
+      expect.objectContaining({
+        id: mine.intentId,
+        wallet: mine.wallet,
+        kind: 'conversion',
+        status: 'planned',
+        params: expect.objectContaining({ sell_amount: '25000000' }),
+        value_usd: '25',
+        fee_usd: '0.1',
+      }),
+    ]);
     expect(body['ledger_entries']).toEqual([]);
     expect(body['payment_credits']).toEqual([]);
     expect(body['balance']).toBeNull();
@@ -215,6 +250,7 @@ describe('GET /v1/account/export', () => {
       theirs.who.sessionId,
       theirs.wallet,
       theirs.delegationId,
+      theirs.intentId,
       ...theirs.keyIds,
     ]) {
       expect(raw, foreign).not.toContain(foreign);

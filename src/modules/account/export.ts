@@ -5,6 +5,7 @@
 import type { Clock } from '../../core/clock.ts';
 import type { Db, Tx } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
+import { formatUsd } from '../../core/money.ts';
 import { exportAutoTopup } from '../billing/auto-topup.ts';
 import { listStatementExportKeys } from '../statements/index.ts';
 
@@ -153,10 +154,34 @@ async function readExport(
       'policy_version',
       'renewed_from',
       'owner',
+      'account_index',
       'created_at',
       'confirmed_at',
       'revoked_at',
       'expired_at',
+    ])
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(fetch)
+    .execute();
+
+  const intents = await tx
+    .selectFrom('intents')
+    .select([
+      'id',
+      'wallet',
+      'chain_id',
+      'kind',
+      'status',
+      'policy_version',
+      'policy_hash',
+      'params',
+      'report',
+      'value_micro_usd',
+      'fee_micro_usd',
+      'created_at',
+      'updated_at',
     ])
     .where('account_id', '=', accountId)
     .orderBy('created_at', 'desc')
@@ -325,12 +350,27 @@ async function readExport(
       policy_version: d.policy_version,
       renewed_from: d.renewed_from,
       owner: d.owner,
+      account_index: d.account_index,
       created_at: iso(d.created_at),
       confirmed_at: isoOrNull(d.confirmed_at),
       revoked_at: isoOrNull(d.revoked_at),
       expired_at: isoOrNull(d.expired_at),
     })),
-    intents: [],
+    intents: bounded('intents', intents, bound, truncated).map((i) => ({
+      id: i.id,
+      wallet: i.wallet,
+      chain_id: i.chain_id,
+      kind: i.kind,
+      status: i.status,
+      policy_version: i.policy_version,
+      policy_hash: i.policy_hash,
+      params: jsonValue(i.params),
+      report: jsonValue(i.report),
+      value_usd: formatUsd(BigInt(i.value_micro_usd)),
+      fee_usd: formatUsd(BigInt(i.fee_micro_usd)),
+      created_at: iso(i.created_at),
+      updated_at: iso(i.updated_at),
+    })),
     ledger_entries: bounded('ledger_entries', ledgerEntries, bound, truncated).map((e) => ({
       seq: Number(e.seq),
       group_id: e.group_id,
