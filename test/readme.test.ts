@@ -184,7 +184,7 @@ const expectations: Expectation[] = [
     check: ({ vars }) => expect(vars.BASE).toBe(`http://127.0.0.1:${port}`),
   },
   {
-    match: '/v1/tokens',
+    match: 'Compare the venues',
     check: ({ stdout, statuses }) => {
       expect(statuses).toEqual([200, 200, 200, 200, 200]);
       expect(stdout).toContain('"USDC"');
@@ -294,6 +294,22 @@ const expectations: Expectation[] = [
         .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(confirmed).toMatchObject({ status: 'active', account_deployed: false });
       expect(listed).toMatchObject({ status: 'active', session_key: testConfig().executorAddress });
+    },
+  },
+  {
+    match: '/v1/intents',
+    check: async ({ stdout, statuses, vars }) => {
+      expect(statuses).toEqual([200, 201, 200, 200, 200]);
+      const lines = stdout.trim().split('\n');
+      expect(JSON.parse(lines[0] ?? '')).toMatchObject({ status: 'planned', value_usd: '10' });
+      expect(JSON.parse(lines[1] ?? '')).toEqual({ status: 'cancelled' });
+      expect(lines[2]).toBe('"5.000000"');
+      const row = await t.db.db
+        .selectFrom('intents')
+        .select(['status', 'wallet'])
+        .where('id', '=', vars.INTENT ?? '')
+        .executeTakeFirstOrThrow();
+      expect(row).toEqual({ status: 'cancelled', wallet: vars.WALLET?.toLowerCase() });
     },
   },
   {
