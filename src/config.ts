@@ -29,6 +29,12 @@ export interface Config {
   publicRateLimitPerMinute: number;
   /** Time budget of one request, in milliseconds. */
   requestBudgetMs: number;
+  /**
+   * When the executor's queue refuses an intent (503, written as aborted `queue_refused`): the
+   * wallet already has `perWallet` open (planned or executing) intents, or `max` execution jobs
+   * wait overall.
+   */
+  intentQueue: { perWallet: number; max: number };
   bodyLimitBytes: number;
   /** Secret used to seal credentials (AES-256-GCM); 32 bytes, hex or base64. */
   sealingKey: string | null;
@@ -508,6 +514,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: str('LOG_LEVEL') ?? 'info',
     publicRateLimitPerMinute: int('RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 1, 10_000_000),
     requestBudgetMs: int('REQUEST_BUDGET_MS', 15_000, 100, 600_000),
+    intentQueue: {
+      perWallet: int('INTENT_QUEUE_PER_WALLET', 50, 1, 100_000),
+      max: int('INTENT_QUEUE_MAX', 10_000, 1, 10_000_000),
+    },
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
     sealingKey,
     operatorToken,

@@ -551,3 +551,70 @@ describe('reads and cancel', () => {
     );
   });
 });
+
+describe("the executor's queue", () => {
+  it('refuses a wallet at its bound with 503: the intent is kept aborted (queue_refused), nothing held or charged, no event, the answer not stored', async () => {
+    const acc = await setup();
+    const bounds = t.deps.config.intentQueue;
+    t.deps.config.intentQueue = { perWallet: 2, max: bounds.max };
+    try {
+      const admitted: Intent[] = [];
+      for (let i = 0; i < 2; i++) {
+        const ok = await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet));
+        expect(ok.statusCode, ok.body).toBe(201);
+        admitted.push(ok.json<Intent>());
+      }
+      const balance = await balanceOf(acc.accountId);
+      const usage = await readSpendUsage(t.db.db, t.deps.clock, acc.accountId, acc.wallet);
+      const key = { 'idempotency-key': `queue-${acc.accountId}` };
+
+      const refused = await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet), key);
+      const body = expectErrorBody(refused, 503, 'UNAVAILABLE');
+      expect(body.message).toMatch(/queue refused .*2 open intents .*INTENT_QUEUE_PER_WALLET/);
+      const path = (body.next as Array<{ path: string }>)[0]?.path ?? '';
+      const refusedId = path.split('/').pop() ?? '';
+      const read = await req('GET', path, acc.sessionToken);
+      expect(read.statusCode, read.body).toBe(200);
+      expect(read.json<Intent>()).toMatchObject({
+        id: refusedId,
+        wallet: acc.wallet,
+        status: 'aborted',
+        params: {
+          abort: { reason: 'EXECUTION_ERROR', detail: 'queue_refused' },
+          sell_amount: usdcAmount(10),
+          fee_usd: '0',
+        },
+      });
+      // Nothing held or charged, no event, no job.
+      expect(await balanceOf(acc.accountId)).toBe(balance);
+      expect(await readSpendUsage(t.db.db, t.deps.clock, acc.accountId, acc.wallet)).toEqual(usage);
+      const events = await t.db.db
+        .selectFrom('events')
+        .select('kind')
+        .where('subject', '=', refusedId)
+        .execute();
+      expect(events).toEqual([]);
+      const jobs = await t.db.db
+        .selectFrom('jobs')
+        .select('id')
+        .where('singleton_key', '=', refusedId)
+        .execute();
+      expect(jobs).toEqual([]);
+
+      // The 503 was not stored under the key: once a slot frees, the same request is admitted.
+      const cancel = await req('POST', `/v1/intents/${admitted[0]!.id}/cancel`, acc.sessionToken);
+      expect(cancel.statusCode, cancel.body).toBe(200);
+      const again = await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet), key);
+      expect(again.statusCode, again.body).toBe(201);
+      expect(again.json<Intent>().id).not.toBe(refusedId);
+      // Cancelling the refused intent is not possible: it was never admitted.
+      expectErrorBody(
+        await req('POST', `/v1/intents/${refusedId}/cancel`, acc.sessionToken),
+        404,
+        'NOT_FOUND',
+      );
+    } finally {
+      t.deps.config.intentQueue = bounds;
+    }
+  });
+});

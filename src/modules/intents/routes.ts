@@ -1,3 +1,4 @@
+import { unavailable } from '../../core/errors/app-error.ts';
 import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
 import {
   defineRoute,
@@ -14,7 +15,15 @@ import {
   IntentSchema,
   ListIntentsQuery,
 } from './schemas.ts';
-import { admitIntent, cancelIntent, getIntent, listIntents, type IntentDeps } from './service.ts';
+import {
+  admitIntent,
+  cancelIntent,
+  DispatchRefused,
+  getIntent,
+  listIntents,
+  recordRefusedIntent,
+  type IntentDeps,
+} from './service.ts';
 import { intentWallet } from './store.ts';
 
 const TAGS = ['intents'];
@@ -53,7 +62,10 @@ export const intentsRoutes: RouteDefinition[] = [
       'else the cached price reference; an unusable reference is 503), the spend reservation (422 ' +
       'BUDGET_EXCEEDED naming the cap), the fee `conversion_intent` from the prepaid balance (402 when it does ' +
       'not cover it and metering is enforced), then the planned intent, its `intent.planned` event and its ' +
-      'execution job. A conversion on the testbed chain (84532) is admitted and aborts UNSUPPORTED_KIND.',
+      'execution job. A conversion on the testbed chain (84532) is admitted and aborts UNSUPPORTED_KIND. ' +
+      "503 UNAVAILABLE when the executor's queue refuses it (the wallet's open intents at " +
+      'INTENT_QUEUE_PER_WALLET, or INTENT_QUEUE_MAX jobs waiting): the intent is then kept as aborted ' +
+      '(EXECUTION_ERROR, queue_refused) with nothing held or charged, and the 503 is not stored for replay.',
     tags: TAGS,
     class: 'bearer',
     scope: 'write',
@@ -62,10 +74,28 @@ export const intentsRoutes: RouteDefinition[] = [
     handler: async (ctx) => {
       const actor = actorOf(ctx);
       const deps = intentDeps(ctx.deps);
-      return ctx.mutate(async (tx) => ({
-        status: 201,
-        body: await admitIntent(tx, deps, actor, ctx.body),
-      }));
+      try {
+        return await ctx.mutate(async (tx) => ({
+          status: 201,
+          body: await admitIntent(tx, deps, actor, ctx.body),
+        }));
+      } catch (err) {
+        if (!(err instanceof DispatchRefused)) throw err;
+        // Not admitted: the admission rolled back (no reservation, no fee, no stored answer), and
+        // the intent is kept as aborted on its own, without an intent.aborted event.
+        await recordRefusedIntent(deps.db, err);
+        throw unavailable(`The executor's queue refused the intent: ${err.why}.`, {
+          remediation:
+            'Retry once earlier intents of the wallet have finished, or cancel planned ones you no longer need; the refused intent is listed as aborted (EXECUTION_ERROR, queue_refused).',
+          next: [
+            {
+              method: 'GET',
+              path: `/v1/intents/${err.intent.id}`,
+              why: 'the refused intent, aborted',
+            },
+          ],
+        });
+      }
     },
   }),
   defineRoute({

@@ -4,7 +4,7 @@
 
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Db, DbExecutor } from '../../core/db/database.ts';
+import { withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
 import { AppError, invalidRequest, notFound, unavailable } from '../../core/errors/app-error.ts';
 import type { Actor } from '../../core/http/actor.ts';
 import { newUuid } from '../../core/ids.ts';
@@ -29,6 +29,7 @@ import type { RegistryChain, RegistryToken, TokenRegistry } from '../registry/in
 import { assertExecutionEnabled } from '../switches/index.ts';
 import {
   cancelPlannedIntent,
+  countOpenWork,
   findIntent,
   insertIntent,
   listIntentRows,
@@ -42,6 +43,21 @@ import {
 export const NATIVE_PLACEHOLDER = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 /** The job the executor runs for each admitted intent. */
 export const EXECUTE_JOB = 'intents.execute';
+
+/**
+ * The executor's queue refused an intent (the wallet's open intents or the waiting execution jobs
+ * are at their bound). Thrown inside the admission transaction, so nothing of it is kept; the
+ * route then records `intent` (aborted, no reservation, no fee) on its own and answers 503.
+ */
+export class DispatchRefused extends Error {
+  constructor(
+    readonly intent: IntentRow,
+    readonly why: string,
+  ) {
+    super(why);
+    this.name = 'DispatchRefused';
+  }
+}
 
 /** The Intent of the spec (section 2). */
 export interface Intent {
@@ -235,6 +251,43 @@ export async function admitIntent(
 
   const id = newUuid();
   const now = deps.clock.now();
+  const params: IntentParams = {
+    chain_id: chain.chainId,
+    sell_token: legs.sell.address.toLowerCase(),
+    buy_token: legs.buy ? legs.buy.address.toLowerCase() : NATIVE_PLACEHOLDER,
+    sell_amount: amount.toString(),
+    max_slippage_bps: maxSlippage,
+    venues,
+    value_usd: formatUsd(valueMicro),
+  };
+  const base = {
+    id,
+    account_id: accountId,
+    wallet,
+    chain_id: chain.chainId,
+    kind: body.kind,
+    policy_version: policy.version,
+    policy_hash: policy.hash,
+    report: {},
+    value_micro_usd: valueMicro.toString(),
+    created_at: now,
+    updated_at: now,
+  };
+  const why = await dispatchRefusal(tx, deps.config.intentQueue, accountId, wallet);
+  if (why) {
+    throw new DispatchRefused(
+      {
+        ...base,
+        status: 'aborted',
+        params: { ...params, abort: { reason: 'EXECUTION_ERROR', detail: 'queue_refused' } },
+        reservation_id: null,
+        fee_group_id: null,
+        fee_micro_usd: '0',
+      },
+      why,
+    );
+  }
+
   const reserved = await reserveSpend(tx, deps.clock, {
     accountId,
     wallet,
@@ -267,32 +320,13 @@ export async function admitIntent(
     // The ledger spells a policy hash with its algorithm; policies store the bare hex digest.
     policyHash: `sha256:${policy.hash}`,
   });
-  const params: IntentParams = {
-    chain_id: chain.chainId,
-    sell_token: legs.sell.address.toLowerCase(),
-    buy_token: legs.buy ? legs.buy.address.toLowerCase() : NATIVE_PLACEHOLDER,
-    sell_amount: amount.toString(),
-    max_slippage_bps: maxSlippage,
-    venues,
-    value_usd: formatUsd(valueMicro),
-  };
   const row: IntentRow = {
-    id,
-    account_id: accountId,
-    wallet,
-    chain_id: chain.chainId,
-    kind: body.kind,
+    ...base,
     status: 'planned',
-    policy_version: policy.version,
-    policy_hash: policy.hash,
     params,
-    report: {},
-    value_micro_usd: valueMicro.toString(),
     reservation_id: id,
     fee_group_id: fee.charged ? fee.groupId : null,
     fee_micro_usd: (fee.charged ? fee.feeMicroUsd : 0n).toString(),
-    created_at: now,
-    updated_at: now,
   };
   await insertIntent(tx, row);
   const intent = toIntent(row);
@@ -353,7 +387,9 @@ export async function cancelIntent(tx: DbExecutor, clock: Clock, actor: Actor, i
   }
   const row = await cancelPlannedIntent(tx, accountId, id, clock.now());
   if (!row) throw notFound(`Intent ${id} is no longer planned: only a planned intent can be cancelled.`);
-  const released = await releaseReservation(tx, clock, { accountId, reservationId: row.reservation_id });
+  const released = row.reservation_id
+    ? await releaseReservation(tx, clock, { accountId, reservationId: row.reservation_id })
+    : { ok: false };
   let feeReversed = false;
   if (row.fee_group_id) {
     const reversed = await reverseGroup(tx, clock, {
@@ -382,4 +418,31 @@ export async function cancelIntent(tx: DbExecutor, clock: Clock, actor: Actor, i
     network: actor.network,
   });
   return intent;
+}
+
+/**
+ * Why the executor's queue refuses another intent of `wallet` now, or null: the wallet's open
+ * (planned or executing) intents, or the execution jobs waiting overall, are at their bound. One
+ * query; concurrent admissions may pass it together, so the bounds are approximate by their
+ * number in flight.
+ */
+async function dispatchRefusal(
+  tx: DbExecutor,
+  bounds: { perWallet: number; max: number },
+  accountId: string,
+  wallet: string,
+): Promise<string | null> {
+  const depth = await countOpenWork(tx, accountId, wallet, EXECUTE_JOB);
+  if (depth.wallet >= bounds.perWallet) {
+    return `the wallet already has ${depth.wallet} open intents (at most ${bounds.perWallet}: INTENT_QUEUE_PER_WALLET)`;
+  }
+  if (depth.jobs >= bounds.max) {
+    return `${depth.jobs} intents are waiting for the executor (at most ${bounds.max}: INTENT_QUEUE_MAX)`;
+  }
+  return null;
+}
+
+/** Records an intent the executor's queue refused, in its own transaction: aborted, nothing held. */
+export async function recordRefusedIntent(db: Db, refused: DispatchRefused): Promise<void> {
+  await withTransaction(db, (tx) => insertIntent(tx, refused.intent));
 }

@@ -34,7 +34,7 @@ export interface IntentsTable {
   params: unknown;
   report: unknown;
   value_micro_usd: string;
-  reservation_id: string;
+  reservation_id: string | null;
   fee_group_id: string | null;
   fee_micro_usd: string;
   created_at: Timestamp;
@@ -59,7 +59,7 @@ export interface IntentRow {
   params: IntentParams;
   report: Record<string, unknown>;
   value_micro_usd: string;
-  reservation_id: string;
+  reservation_id: string | null;
   fee_group_id: string | null;
   fee_micro_usd: string;
   created_at: Date;
@@ -150,4 +150,31 @@ export async function cancelPlannedIntent(
     .returningAll()
     .executeTakeFirst();
   return row ? toRow(row) : null;
+}
+
+/** The wallet's open (planned or executing) intents, and the unfinished jobs named `job`, in one query. */
+export async function countOpenWork(
+  db: DbExecutor,
+  accountId: string,
+  wallet: string,
+  job: string,
+): Promise<{ wallet: number; jobs: number }> {
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('intents')
+        .select((e) => e.fn.countAll<string>().as('n'))
+        .where('account_id', '=', accountId)
+        .where('wallet', '=', wallet)
+        .where('status', 'in', ['planned', 'executing'])
+        .as('wallet'),
+      eb
+        .selectFrom('jobs')
+        .select((e) => e.fn.countAll<string>().as('n'))
+        .where('name', '=', job)
+        .where('state', 'in', ['available', 'running'])
+        .as('jobs'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { wallet: Number(row.wallet), jobs: Number(row.jobs) };
 }

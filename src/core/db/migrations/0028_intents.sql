@@ -15,7 +15,8 @@ CREATE TABLE intents (
   params jsonb NOT NULL,
   report jsonb NOT NULL DEFAULT '{}'::jsonb,
   value_micro_usd bigint NOT NULL CHECK (value_micro_usd > 0),
-  reservation_id text NOT NULL,                -- spend_reservations.id (the intent's id)
+  reservation_id text,                         -- spend_reservations.id (the intent's id); null when
+                                               -- the executor's queue refused it (never admitted)
   fee_group_id text,                           -- the fee's ledger group; null with metering off
   fee_micro_usd bigint NOT NULL CHECK (fee_micro_usd >= 0),
   created_at timestamptz NOT NULL,
@@ -39,7 +40,8 @@ BEGIN
   IF NEW.id <> OLD.id OR NEW.account_id <> OLD.account_id OR NEW.wallet <> OLD.wallet
      OR NEW.chain_id <> OLD.chain_id OR NEW.kind <> OLD.kind
      OR NEW.policy_version <> OLD.policy_version OR NEW.policy_hash <> OLD.policy_hash
-     OR NEW.value_micro_usd <> OLD.value_micro_usd OR NEW.reservation_id <> OLD.reservation_id
+     OR NEW.value_micro_usd <> OLD.value_micro_usd
+     OR NEW.reservation_id IS DISTINCT FROM OLD.reservation_id
      OR NEW.fee_group_id IS DISTINCT FROM OLD.fee_group_id OR NEW.fee_micro_usd <> OLD.fee_micro_usd
      OR NEW.created_at <> OLD.created_at
      OR (NEW.params->'sell_token') IS DISTINCT FROM (OLD.params->'sell_token')
