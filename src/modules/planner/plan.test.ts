@@ -179,8 +179,11 @@ describe('planner properties', () => {
         const result = planOrder(i);
         // The conditions, checked in the planner's order, from the raw figures.
         const s = i.slippageBps / 10_000;
-        const amounts = quotes.map((q) => Number(q.buyAmount));
-        const max = Math.max(...amounts);
+        // The spread as the planner takes it: the difference exact, then divided (amounts pass 2^53).
+        const buys = quotes.map((q) => q.buyAmount);
+        const maxBuy = buys.reduce((a, b) => (b > a ? b : a), 0n);
+        const minBuy = buys.reduce((a, b) => (b < a ? b : a), maxBuy);
+        const spread = maxBuy > 0n ? Number(maxBuy - minBuy) / Number(maxBuy) : 0;
         const probe = i.probe;
         const gap =
           probe && reference
@@ -197,7 +200,7 @@ describe('planner properties', () => {
                 ? 'UNSUPPORTED_TOKEN'
                 : quotes.length === 1 && !reference
                   ? 'NO_PRICE_REFERENCE'
-                  : quotes.length > 1 && (max - Math.min(...amounts)) / max > 10 * s
+                  : quotes.length > 1 && spread > 10 * s
                     ? 'VENUE_DISAGREEMENT'
                     : !probe || probe.buyAmount <= 0n
                       ? 'VENUE_NO_QUOTE'
