@@ -176,8 +176,10 @@ function statementKey(scope: IdempotencyScope, clock: Clock): StatementKey {
  * the key's SQL (null without a key), puts `claim` before its write, `answer(result)` after it
  * and `release` where the write is refused, and returns its result; or null when it wrote nothing
  * and the request has to take the transactional path, `fallback` under `runIdempotent`. A stored
- * answer replays without running anything; a key another request holds replays its answer once
- * that request committed (409 while it is still in flight after IN_FLIGHT_WAIT).
+ * answer is found by the write's claim (so a first request reads nothing before it writes) and
+ * replayed; so is one found after a refusal `write` raised before claiming; a key another
+ * request holds replays its answer once that request committed (409 while it is still in flight
+ * after IN_FLIGHT_WAIT).
  */
 export async function runIdempotentAlone(
   db: Db,
@@ -186,10 +188,8 @@ export async function runIdempotentAlone(
   write: (key: StatementKey | null) => Promise<RouteResult | null>,
   fallback: (tx: Tx) => Promise<RouteResult>,
 ): Promise<MutationResult> {
-  if (scope) {
-    const stored = await findStored(db, clock, scope);
-    if (stored) return replay(stored, scope);
-  }
+  // No read first: the write's claim finds a stored answer itself (it raises KEY_HELD), so a
+  // first request costs the write's round trip alone.
   let result: RouteResult | null;
   try {
     result = await write(scope ? statementKey(scope, clock) : null);
@@ -197,6 +197,10 @@ export async function runIdempotentAlone(
     const code = (err as { code?: string }).code;
     if (scope && code === KEY_HELD) return replayOrInFlight(db, clock, scope);
     if (scope && code === LOCK_NOT_AVAILABLE) throw inFlight();
+    // A refusal before the claim (a check that reads state which has changed since) must not
+    // hide the answer a first request stored: replay it when there is one.
+    const stored = scope && err instanceof AppError ? await findStored(db, clock, scope) : undefined;
+    if (stored) return replay(stored, scope!);
     throw err;
   }
   if (result === null) return runIdempotent(db, clock, scope, fallback);

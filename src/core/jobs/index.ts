@@ -2,6 +2,7 @@ export {
   DEFAULT_MAX_ATTEMPTS,
   enqueueJob,
   getJob,
+  jobCall,
   listFailedJobs,
   retryFailedJob,
   type EnqueueJobParameters,

@@ -1,4 +1,4 @@
-import { sql, type ColumnType, type Generated, type Selectable } from 'kysely';
+import { sql, type ColumnType, type Generated, type RawBuilder, type Selectable } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { DbExecutor } from '../db/database.ts';
 import type { Timestamp } from '../db/schema.ts';
@@ -106,6 +106,20 @@ export async function enqueueJob(
     .orderBy('created_at', 'desc')
     .executeTakeFirstOrThrow();
   return existing.id;
+}
+
+/**
+ * enqueueJob as a SQL call (`purser_enqueue_job`, migration 0029) for a write that records its
+ * job inside its own statement (the ledger's `then`); starts now (no `runAt`). Nothing is added
+ * while an unfinished job holds the singleton key.
+ */
+export function jobCall(clock: Clock, params: Omit<EnqueueJobParameters, 'runAt'>): RawBuilder<unknown> {
+  const maxAttempts = params.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
+    throw new Error(`maxAttempts must be a positive integer (got ${maxAttempts}).`);
+  }
+  return sql`purser_enqueue_job(${newId('job')}, ${params.name}, ${JSON.stringify(params.payload ?? {})}::jsonb,
+    ${maxAttempts}::int, ${params.singletonKey ?? null}, ${clock.now()}::timestamptz)`;
 }
 
 export async function getJob(db: DbExecutor, id: string): Promise<Job | undefined> {

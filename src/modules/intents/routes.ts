@@ -17,6 +17,7 @@ import {
 } from './schemas.ts';
 import {
   admitIntent,
+  admitIntentAlone,
   cancelIntent,
   DispatchRefused,
   getIntent,
@@ -75,10 +76,16 @@ export const intentsRoutes: RouteDefinition[] = [
       const actor = actorOf(ctx);
       const deps = intentDeps(ctx.deps);
       try {
-        return await ctx.mutate(async (tx) => ({
-          status: 201,
-          body: await admitIntent(tx, deps, actor, ctx.body),
-        }));
+        // Two round trips: the context, then the reservation, the fee, the intent and the
+        // Idempotency-Key's claim and answer in one statement committed alone (batched with
+        // concurrent bookings); with metering off (no fee to book) a transaction instead.
+        return await ctx.mutateAlone(
+          async (key) => {
+            const intent = await admitIntentAlone(deps, actor, ctx.body, key);
+            return intent === null ? null : { status: 201, body: intent };
+          },
+          async (tx) => ({ status: 201, body: await admitIntent(tx, deps, actor, ctx.body) }),
+        );
       } catch (err) {
         if (!(err instanceof DispatchRefused)) throw err;
         // Not admitted: the admission rolled back (no reservation, no fee, no stored answer), and

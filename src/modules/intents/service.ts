@@ -7,32 +7,40 @@ import type { Clock } from '../../core/clock.ts';
 import { withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
 import { AppError, invalidRequest, notFound, unavailable } from '../../core/errors/app-error.ts';
 import type { Actor } from '../../core/http/actor.ts';
-import { newUuid } from '../../core/ids.ts';
-import { enqueueJob } from '../../core/jobs/index.ts';
+import { newId, newUuid } from '../../core/ids.ts';
+import type { StatementKey } from '../../core/http/idempotency.ts';
+import { enqueueJob, jobCall } from '../../core/jobs/index.ts';
 import { formatUsd } from '../../core/money.ts';
-import { recordAudit } from '../audit/index.ts';
-import { chargeFee } from '../billing/index.ts';
-import { emitEvent } from '../events/index.ts';
+import { auditCall, recordAudit, type RecordAuditParameters } from '../audit/index.ts';
+import { chargeFee, chargeFeeAlone, type ChargeFeeParameters } from '../billing/index.ts';
+import { emitEvent, eventCall } from '../events/index.ts';
 import { reverseGroup } from '../ledger/index.ts';
 import {
+  activePolicyOf,
   evaluateRules,
-  getActivePolicy,
   noPolicyError,
   refusalMessage,
   releaseReservation,
+  releaseSpendCall,
+  reservationRefusal,
   reserveSpend,
+  reserveSpendGuard,
   type PolicyAction,
   type PolicyDocument,
+  type ReserveSpendParameters,
+  type ReserveSpendResult,
 } from '../policies/index.ts';
 import type { PriceReferences } from '../prices/index.ts';
 import type { RegistryChain, RegistryToken, TokenRegistry } from '../registry/index.ts';
 import { assertExecutionEnabled } from '../switches/index.ts';
 import {
   cancelPlannedIntent,
-  countOpenWork,
   findIntent,
   insertIntent,
+  intentCall,
   listIntentRows,
+  readAdmissionContext,
+  type AdmissionContext,
   type IntentKind,
   type IntentParams,
   type IntentRow,
@@ -49,12 +57,13 @@ export const EXECUTE_JOB = 'intents.execute';
  * are at their bound). Thrown inside the admission transaction, so nothing of it is kept; the
  * route then records `intent` (aborted, no reservation, no fee) on its own and answers 503.
  */
-export class DispatchRefused extends Error {
+export class DispatchRefused extends AppError {
   constructor(
     readonly intent: IntentRow,
     readonly why: string,
   ) {
-    super(why);
+    // An AppError, so that a retry whose first request was admitted replays its answer instead.
+    super('UNAVAILABLE', `The executor's queue refused the intent: ${why}.`);
     this.name = 'DispatchRefused';
   }
 }
@@ -205,22 +214,32 @@ function venuesOf(policy: PolicyDocument, asked: string[] | undefined): string[]
   return [...asked];
 }
 
+/** An admission checked and ready to write: the planned row and what its writes record. */
+interface Admission {
+  row: IntentRow;
+  reservation: ReserveSpendParameters;
+  fee: ChargeFeeParameters;
+  facts: Record<string, unknown>;
+  audit: RecordAuditParameters;
+}
+
 /**
- * Admits an intent in the caller's transaction: the execution switches (403), the active policy
- * (404, pinned on the intent), the tokens of its chain (400), the policy's rules (422 naming the
- * rule), the USD valuation (no RPC), the spend reservation (422 BUDGET_EXCEEDED naming the cap),
- * the fee (402), then the row, its `intent.planned` event, an audit fact and the executor's job.
+ * Everything admission decides before it writes, from what it read: the execution switches
+ * (403, cached), the active policy (404, pinned on the intent), the tokens of its chain (400),
+ * the policy's rules (422 naming the rule), the USD valuation (no RPC; 503 when unusable) and the
+ * executor queue's bounds (DispatchRefused). The reservation and the fee are still to be taken.
  */
-export async function admitIntent(
-  tx: DbExecutor,
+async function planAdmission(
+  reader: DbExecutor,
   deps: IntentDeps,
   actor: Actor,
   body: CreateIntentRequest,
-): Promise<Intent> {
+  context: AdmissionContext,
+): Promise<Admission> {
   const accountId = actor.principal.accountId;
   const wallet = body.wallet.toLowerCase();
-  await assertExecutionEnabled(tx, { accountId, wallet }, { cacheKey: deps.db });
-  const policy = await getActivePolicy(tx, deps.registry, accountId, wallet);
+  await assertExecutionEnabled(reader, { accountId, wallet }, { cacheKey: deps.db });
+  const policy = activePolicyOf(context.policy, deps.registry);
   if (!policy) throw noPolicyError(wallet);
   const doc = policy.document;
   const chain = deps.registry.chain(doc.chain_id);
@@ -273,7 +292,7 @@ export async function admitIntent(
     created_at: now,
     updated_at: now,
   };
-  const why = await dispatchRefusal(tx, deps.config.intentQueue, accountId, wallet);
+  const why = dispatchRefusal(deps, context);
   if (why) {
     throw new DispatchRefused(
       {
@@ -287,49 +306,16 @@ export async function admitIntent(
       why,
     );
   }
-
-  const reserved = await reserveSpend(tx, deps.clock, {
-    accountId,
-    wallet,
-    amountMicroUsd: valueMicro,
-    reservationId: id,
-    expiresAt: new Date(now.getTime() + doc.execution.deadline_minutes * 60_000),
-  });
-  if (!reserved.ok) {
-    if (reserved.refused === 'no_policy') throw noPolicyError(wallet);
-    if (reserved.refused === 'conflict') throw new Error(`spend reservation ${id} already exists`);
-    const isCount = reserved.refused === 'spend.velocity_per_hour';
-    throw refuse(
-      'BUDGET_EXCEEDED',
-      refusalMessage({
-        rule: reserved.refused,
-        pass: false,
-        limit: isCount ? Number(reserved.limit) : formatUsd(reserved.limit),
-        value: isCount ? Number(reserved.wouldUse) : formatUsd(reserved.wouldUse),
-        code: 'BUDGET_EXCEEDED',
-      }),
-    );
-  }
-
-  const fee = await chargeFee(tx, deps, {
-    accountId,
-    product: 'conversion_intent',
-    feeMicroUsd: deps.config.fees.conversionIntentMicro,
-    settlementId: `fee:conversion_intent:${id}`,
-    wallet,
-    // The ledger spells a policy hash with its algorithm; policies store the bare hex digest.
-    policyHash: `sha256:${policy.hash}`,
-  });
+  const feeMicro = deps.config.fees.conversionIntentMicro;
+  const groupId = newId('lgr');
   const row: IntentRow = {
     ...base,
     status: 'planned',
     params,
     reservation_id: id,
-    fee_group_id: fee.charged ? fee.groupId : null,
-    fee_micro_usd: (fee.charged ? fee.feeMicroUsd : 0n).toString(),
+    fee_group_id: groupId,
+    fee_micro_usd: feeMicro.toString(),
   };
-  await insertIntent(tx, row);
-  const intent = toIntent(row);
   const facts = {
     id,
     wallet,
@@ -338,19 +324,143 @@ export async function admitIntent(
     policy_version: row.policy_version,
     policy_hash: row.policy_hash,
     value_usd: params.value_usd,
-    fee_usd: intent.params.fee_usd,
+    fee_usd: formatUsd(feeMicro),
   };
-  await emitEvent(tx, deps.clock, { accountId, kind: 'intent.planned', subject: id, payload: facts });
-  await recordAudit(tx, deps.clock, {
-    accountId,
-    actor: actorName(actor),
-    action: 'intent.planned',
-    subject: id,
-    details: facts,
-    network: actor.network,
+  return {
+    row,
+    reservation: {
+      accountId,
+      wallet,
+      amountMicroUsd: valueMicro,
+      reservationId: id,
+      expiresAt: new Date(now.getTime() + doc.execution.deadline_minutes * 60_000),
+    },
+    fee: {
+      accountId,
+      product: 'conversion_intent',
+      feeMicroUsd: feeMicro,
+      settlementId: `fee:conversion_intent:${id}`,
+      wallet,
+      // The ledger spells a policy hash with its algorithm; policies store the bare hex digest.
+      policyHash: `sha256:${policy.hash}`,
+      groupId,
+    },
+    facts,
+    audit: {
+      accountId,
+      actor: actorName(actor),
+      action: 'intent.planned',
+      subject: id,
+      details: facts,
+      network: actor.network,
+    },
+  };
+}
+
+/** BUDGET_EXCEEDED naming the cap, or NOT_FOUND for a wallet whose policy went away. */
+function reservationRefused(wallet: string, refused: Exclude<ReserveSpendResult, { ok: true }>): AppError {
+  if (refused.refused === 'no_policy') return noPolicyError(wallet);
+  if (refused.refused === 'conflict') throw new Error(`spend reservation for wallet ${wallet} already exists`);
+  const isCount = refused.refused === 'spend.velocity_per_hour';
+  return refuse(
+    'BUDGET_EXCEEDED',
+    refusalMessage({
+      rule: refused.refused,
+      pass: false,
+      limit: isCount ? Number(refused.limit) : formatUsd(refused.limit),
+      value: isCount ? Number(refused.wouldUse) : formatUsd(refused.wouldUse),
+      code: 'BUDGET_EXCEEDED',
+    }),
+  );
+}
+
+/** The context admission reads first: one statement (the global queue depth only when stale). */
+async function admissionContext(reader: DbExecutor, deps: IntentDeps, accountId: string, wallet: string) {
+  const countJobs = queueDepthStale(deps);
+  const context = await readAdmissionContext(reader, accountId, wallet.toLowerCase(), EXECUTE_JOB, countJobs);
+  if (context.openJobs !== null) rememberQueueDepth(deps, context.openJobs);
+  return context;
+}
+
+/**
+ * Admits an intent in the caller's transaction: planAdmission's checks, then the spend
+ * reservation (422 BUDGET_EXCEEDED naming the cap) and the fee (402), the row, its
+ * `intent.planned` event, an audit fact and the executor's job. The path for metering off (no fee
+ * to book); admitIntentAlone is the fast one.
+ */
+export async function admitIntent(
+  tx: DbExecutor,
+  deps: IntentDeps,
+  actor: Actor,
+  body: CreateIntentRequest,
+): Promise<Intent> {
+  const context = await admissionContext(tx, deps, actor.principal.accountId, body.wallet);
+  const admission = await planAdmission(tx, deps, actor, body, context);
+  const { row, facts } = admission;
+  const reserved = await reserveSpend(tx, deps.clock, admission.reservation);
+  if (!reserved.ok) throw reservationRefused(row.wallet, reserved);
+  const fee = await chargeFee(tx, deps, admission.fee);
+  const charged: IntentRow = {
+    ...row,
+    fee_group_id: fee.charged ? fee.groupId : null,
+    fee_micro_usd: (fee.charged ? fee.feeMicroUsd : 0n).toString(),
+  };
+  await insertIntent(tx, charged);
+  const intent = toIntent(charged);
+  const recorded = { ...facts, fee_usd: intent.params.fee_usd };
+  await emitEvent(tx, deps.clock, {
+    accountId: row.account_id,
+    kind: 'intent.planned',
+    subject: row.id,
+    payload: recorded,
   });
-  await enqueueJob(tx, deps.clock, { name: EXECUTE_JOB, payload: { intent_id: id }, singletonKey: id });
+  await recordAudit(tx, deps.clock, { ...admission.audit, details: recorded });
+  await enqueueJob(tx, deps.clock, { name: EXECUTE_JOB, payload: { intent_id: row.id }, singletonKey: row.id });
   return intent;
+}
+
+/**
+ * The same admission in two round trips: one statement reads the context (policy, queue depth),
+ * then ONE statement committing alone, batched with concurrent bookings through the ledger's
+ * batcher, claims the Idempotency-Key (`key`), reserves the spend (its guard: a refusal raises
+ * and writes nothing), books the fee and records the row, its event, the audit fact, the job and
+ * the stored answer. Null when metering is off (nothing booked, nothing written): admit with
+ * admitIntent in a transaction instead.
+ */
+export async function admitIntentAlone(
+  deps: IntentDeps,
+  actor: Actor,
+  body: CreateIntentRequest,
+  key: StatementKey | null,
+): Promise<Intent | null> {
+  const context = await admissionContext(deps.db, deps, actor.principal.accountId, body.wallet);
+  const admission = await planAdmission(deps.db, deps, actor, body, context);
+  const { row, facts } = admission;
+  const intent = toIntent(row);
+  const now = deps.clock.now();
+  const then = [
+    intentCall(row),
+    eventCall(deps.clock, { accountId: row.account_id, kind: 'intent.planned', subject: row.id, payload: facts })
+      .call,
+    auditCall(deps.clock, admission.audit).call,
+    jobCall(deps.clock, { name: EXECUTE_JOB, payload: { intent_id: row.id }, singletonKey: row.id }),
+    ...(key ? [key.answer({ status: 201, body: intent })] : []),
+  ];
+  try {
+    const fee = await chargeFeeAlone(
+      deps,
+      { ...admission.fee, then },
+      {
+        before: (wait) => reserveSpendGuard(key ? key.claim(wait) : null, admission.reservation, now, wait),
+        unlessBooked: releaseSpendCall(key ? key.release : null, row.id, now),
+      },
+    );
+    return fee.charged ? intent : null;
+  } catch (err) {
+    const refused = reservationRefusal(err);
+    if (refused) throw reservationRefused(row.wallet, refused);
+    throw err;
+  }
 }
 
 export async function getIntent(db: DbExecutor, accountId: string, id: string): Promise<Intent> {
@@ -422,24 +532,34 @@ export async function cancelIntent(tx: DbExecutor, clock: Clock, actor: Actor, i
 
 /**
  * Why the executor's queue refuses another intent of `wallet` now, or null: the wallet's open
- * (planned or executing) intents, or the execution jobs waiting overall, are at their bound. One
- * query; concurrent admissions may pass it together, so the bounds are approximate by their
- * number in flight.
+ * (planned or executing) intents, or the execution jobs waiting overall, are at their bound. The
+ * wallet's count is read with the context; the overall one at most once a second per process.
+ * Concurrent admissions may pass together, so the bounds are approximate by their number in
+ * flight.
  */
-async function dispatchRefusal(
-  tx: DbExecutor,
-  bounds: { perWallet: number; max: number },
-  accountId: string,
-  wallet: string,
-): Promise<string | null> {
-  const depth = await countOpenWork(tx, accountId, wallet, EXECUTE_JOB);
-  if (depth.wallet >= bounds.perWallet) {
-    return `the wallet already has ${depth.wallet} open intents (at most ${bounds.perWallet}: INTENT_QUEUE_PER_WALLET)`;
+function dispatchRefusal(deps: IntentDeps, context: AdmissionContext): string | null {
+  const bounds = deps.config.intentQueue;
+  if (context.openIntents >= bounds.perWallet) {
+    return `the wallet already has ${context.openIntents} open intents (at most ${bounds.perWallet}: INTENT_QUEUE_PER_WALLET)`;
   }
-  if (depth.jobs >= bounds.max) {
-    return `${depth.jobs} intents are waiting for the executor (at most ${bounds.max}: INTENT_QUEUE_MAX)`;
+  const jobs = context.openJobs ?? queueDepth.get(deps.db)?.jobs ?? 0;
+  if (jobs >= bounds.max) {
+    return `${jobs} intents are waiting for the executor (at most ${bounds.max}: INTENT_QUEUE_MAX)`;
   }
   return null;
+}
+
+/** The execution jobs waiting overall, per database handle, read at most once a second. */
+const queueDepth = new WeakMap<object, { jobs: number; readAt: number }>();
+const QUEUE_DEPTH_MS = 1000;
+
+function queueDepthStale(deps: IntentDeps): boolean {
+  const seen = queueDepth.get(deps.db);
+  return !seen || performance.now() - seen.readAt >= QUEUE_DEPTH_MS;
+}
+
+function rememberQueueDepth(deps: IntentDeps, jobs: number): void {
+  queueDepth.set(deps.db, { jobs, readAt: performance.now() });
 }
 
 /** Records an intent the executor's queue refused, in its own transaction: aborted, nothing held. */

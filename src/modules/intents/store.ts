@@ -1,6 +1,8 @@
 // The intents table: one row per admitted conversion or gas top-up (see migration 0028).
 
+import { sql, type RawBuilder } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
+import type { PolicyRow } from '../policies/index.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
 export type IntentKind = 'conversion' | 'gas_topup';
@@ -152,29 +154,54 @@ export async function cancelPlannedIntent(
   return row ? toRow(row) : null;
 }
 
-/** The wallet's open (planned or executing) intents, and the unfinished jobs named `job`, in one query. */
-export async function countOpenWork(
+/** What admission reads before it writes, in one query (its first round trip). */
+export interface AdmissionContext {
+  /** The wallet's latest policy, or null when it has none. */
+  policy: PolicyRow | null;
+  /** The wallet's open (planned or executing) intents. */
+  openIntents: number;
+  /** The unfinished jobs named `job`, when asked for (null otherwise). */
+  openJobs: number | null;
+}
+
+/**
+ * The wallet's latest policy, its open intents and (with `countJobs`) the unfinished jobs named
+ * `job`: one statement.
+ */
+export async function readAdmissionContext(
   db: DbExecutor,
   accountId: string,
   wallet: string,
   job: string,
-): Promise<{ wallet: number; jobs: number }> {
-  const row = await db
-    .selectNoFrom((eb) => [
-      eb
-        .selectFrom('intents')
-        .select((e) => e.fn.countAll<string>().as('n'))
-        .where('account_id', '=', accountId)
-        .where('wallet', '=', wallet)
-        .where('status', 'in', ['planned', 'executing'])
-        .as('wallet'),
-      eb
-        .selectFrom('jobs')
-        .select((e) => e.fn.countAll<string>().as('n'))
-        .where('name', '=', job)
-        .where('state', 'in', ['available', 'running'])
-        .as('jobs'),
-    ])
-    .executeTakeFirstOrThrow();
-  return { wallet: Number(row.wallet), jobs: Number(row.jobs) };
+  countJobs: boolean,
+): Promise<AdmissionContext> {
+  const jobs = countJobs
+    ? sql<string>`(SELECT count(*) FROM jobs WHERE name = ${job} AND state IN ('available', 'running'))`
+    : sql<null>`NULL::bigint`;
+  const { rows } = await sql<{
+    policy: PolicyRow | null;
+    open_intents: string;
+    open_jobs: string | null;
+  }>`SELECT
+      (SELECT row_to_json(p) FROM (
+        SELECT account_id, wallet, version, hash, document, defaulted, created_at FROM policies
+        WHERE account_id = ${accountId} AND wallet = ${wallet} ORDER BY version DESC LIMIT 1) p) AS policy,
+      (SELECT count(*) FROM intents WHERE account_id = ${accountId} AND wallet = ${wallet}
+        AND status IN ('planned', 'executing')) AS open_intents,
+      ${jobs} AS open_jobs`.execute(db);
+  const row = rows[0]!;
+  const policy = row.policy ? { ...row.policy, created_at: new Date(row.policy.created_at) } : null;
+  return {
+    policy,
+    openIntents: Number(row.open_intents),
+    openJobs: row.open_jobs === null ? null : Number(row.open_jobs),
+  };
+}
+
+/** insertIntent as a SQL call (`purser_insert_intent`), for the fee's booking statement. */
+export function intentCall(row: IntentRow): RawBuilder<unknown> {
+  return sql`purser_insert_intent(${row.id}::uuid, ${row.account_id}, ${row.wallet}, ${row.chain_id}::int,
+    ${row.kind}, ${row.status}, ${row.policy_version}::int, ${row.policy_hash}, ${JSON.stringify(row.params)}::jsonb,
+    ${row.value_micro_usd}::bigint, ${row.reservation_id}, ${row.fee_group_id}, ${row.fee_micro_usd}::bigint,
+    ${row.created_at}::timestamptz)`;
 }

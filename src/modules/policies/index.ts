@@ -27,12 +27,16 @@ export {
   expireReservations,
   readSpendUsage,
   releaseReservation,
+  releaseSpendCall,
+  reservationRefusal,
   reserveSpend,
+  reserveSpendGuard,
   settleReservation,
   type CloseReservationResult,
   type ReserveSpendParameters,
   type ReserveSpendResult,
   type SpendCapRule,
 } from './reservations.ts';
-export { getActivePolicy, noPolicyError, type ActivePolicy } from './service.ts';
+export { activePolicyOf, getActivePolicy, noPolicyError, type ActivePolicy } from './service.ts';
+export type { PolicyRow } from './store.ts';
 export { formatUsd, parseUsd, usdToMicro } from '../../core/money.ts';

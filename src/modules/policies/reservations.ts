@@ -3,7 +3,7 @@
 // trip; see migration 0007), so the caps hold across processes and restarts: they are computed
 // from the reservation rows under a per-wallet lock, never from memory.
 
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { ReservationState } from './store.ts';
@@ -84,6 +84,41 @@ export async function reserveSpend(
     default:
       throw new Error(`purser_reserve_spend: unknown outcome ${row.outcome}`);
   }
+}
+
+/**
+ * The same reservation as a booking guard (the ledger's batched statements): a SQL call that
+ * returns true or raises, evaluated after `first` (an Idempotency-Key's claim, say), that fails
+ * at once when another transaction holds the wallet's lock unless `wait` (migration 0029).
+ * `reservationRefusal` reads its refusals back.
+ */
+export function reserveSpendGuard(
+  first: RawBuilder<unknown> | null,
+  params: ReserveSpendParameters,
+  now: Date,
+  wait: boolean,
+): RawBuilder<unknown> {
+  if (params.amountMicroUsd <= 0n) throw new RangeError('reserveSpendGuard: the amount must be positive');
+  if (params.expiresAt <= now) throw new RangeError('reserveSpendGuard: expiresAt must be in the future');
+  return sql`purser_reserve_spend_or_refuse(${first ?? sql`true`}, ${params.accountId}, ${params.wallet},
+    ${params.reservationId}, ${params.amountMicroUsd.toString()}::bigint, ${now}::timestamptz,
+    ${params.expiresAt}::timestamptz, ${wait})`;
+}
+
+/** Releases the guard's reservation when its booking did not happen, after `first`. */
+export function releaseSpendCall(first: RawBuilder<unknown> | null, reservationId: string, now: Date) {
+  return sql`purser_release_spend_reservation((${first ?? sql`NULL`})::text, ${reservationId}, ${now}::timestamptz)`;
+}
+
+/** The refusal a failed reserveSpendGuard statement raised, or null for any other error. */
+export function reservationRefusal(err: unknown): Exclude<ReserveSpendResult, { ok: true }> | null {
+  const e = err as { code?: unknown; message?: unknown; detail?: unknown } | null;
+  if (e?.code === 'PK404' && e.message === 'no_policy') return { ok: false, refused: 'no_policy' };
+  if (e?.code !== 'PK422' || typeof e.detail !== 'string') return null;
+  const rule = e.message;
+  if (rule !== 'spend.per_tx_usd' && rule !== 'spend.daily_usd' && rule !== 'spend.velocity_per_hour') return null;
+  const [limit = '0', used = '0', version = '0'] = e.detail.split('/');
+  return { ok: false, refused: rule, policyVersion: Number(version), limit: BigInt(limit), wouldUse: BigInt(used) };
 }
 
 export type CloseReservationResult =

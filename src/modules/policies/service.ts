@@ -117,7 +117,11 @@ export async function getActivePolicy(
   accountId: string,
   wallet: string,
 ): Promise<ActivePolicy | null> {
-  const row = await latestPolicy(db, accountId, wallet.toLowerCase());
+  return activePolicyOf(await latestPolicy(db, accountId, wallet.toLowerCase()), registry);
+}
+
+/** The active policy a latest policy row (read by the caller) stands for. */
+export function activePolicyOf(row: PolicyRow | null, registry: TokenRegistry): ActivePolicy | null {
   if (!row) return null;
   return { version: row.version, hash: row.hash, document: readStored(row, registry) };
 }
