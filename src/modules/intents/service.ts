@@ -360,7 +360,8 @@ async function planAdmission(
 /** BUDGET_EXCEEDED naming the cap, or NOT_FOUND for a wallet whose policy went away. */
 function reservationRefused(wallet: string, refused: Exclude<ReserveSpendResult, { ok: true }>): AppError {
   if (refused.refused === 'no_policy') return noPolicyError(wallet);
-  if (refused.refused === 'conflict') throw new Error(`spend reservation for wallet ${wallet} already exists`);
+  if (refused.refused === 'conflict')
+    throw new Error(`spend reservation for wallet ${wallet} already exists`);
   const isCount = refused.refused === 'spend.velocity_per_hour';
   return refuse(
     'BUDGET_EXCEEDED',
@@ -415,7 +416,11 @@ export async function admitIntent(
     payload: recorded,
   });
   await recordAudit(tx, deps.clock, { ...admission.audit, details: recorded });
-  await enqueueJob(tx, deps.clock, { name: EXECUTE_JOB, payload: { intent_id: row.id }, singletonKey: row.id });
+  await enqueueJob(tx, deps.clock, {
+    name: EXECUTE_JOB,
+    payload: { intent_id: row.id },
+    singletonKey: row.id,
+  });
   return intent;
 }
 
@@ -440,8 +445,12 @@ export async function admitIntentAlone(
   const now = deps.clock.now();
   const then = [
     intentCall(row),
-    eventCall(deps.clock, { accountId: row.account_id, kind: 'intent.planned', subject: row.id, payload: facts })
-      .call,
+    eventCall(deps.clock, {
+      accountId: row.account_id,
+      kind: 'intent.planned',
+      subject: row.id,
+      payload: facts,
+    }).call,
     auditCall(deps.clock, admission.audit).call,
     jobCall(deps.clock, { name: EXECUTE_JOB, payload: { intent_id: row.id }, singletonKey: row.id }),
     ...(key ? [key.answer({ status: 201, body: intent })] : []),

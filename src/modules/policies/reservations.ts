@@ -116,9 +116,16 @@ export function reservationRefusal(err: unknown): Exclude<ReserveSpendResult, { 
   if (e?.code === 'PK404' && e.message === 'no_policy') return { ok: false, refused: 'no_policy' };
   if (e?.code !== 'PK422' || typeof e.detail !== 'string') return null;
   const rule = e.message;
-  if (rule !== 'spend.per_tx_usd' && rule !== 'spend.daily_usd' && rule !== 'spend.velocity_per_hour') return null;
+  if (rule !== 'spend.per_tx_usd' && rule !== 'spend.daily_usd' && rule !== 'spend.velocity_per_hour')
+    return null;
   const [limit = '0', used = '0', version = '0'] = e.detail.split('/');
-  return { ok: false, refused: rule, policyVersion: Number(version), limit: BigInt(limit), wouldUse: BigInt(used) };
+  return {
+    ok: false,
+    refused: rule,
+    policyVersion: Number(version),
+    limit: BigInt(limit),
+    wouldUse: BigInt(used),
+  };
 }
 
 export type CloseReservationResult =
