@@ -71,3 +71,22 @@ async function onServer(serverUrl: string, statement: string): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * Runs `fn` and counts the statements sent to the database meanwhile, on every connection of this
+ * process (BEGIN and COMMIT count too): each is one round trip. Only for code that runs alone.
+ */
+export async function countRoundTrips<T>(fn: () => Promise<T>): Promise<{ result: T; roundTrips: number }> {
+  const original = pg.Client.prototype.query;
+  let roundTrips = 0;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    roundTrips += 1;
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    const result = await fn();
+    return { result, roundTrips };
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+}

@@ -5,6 +5,7 @@
 import { sql } from 'kysely';
 import { getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { fundPrepaid } from '../../../test/support/prepaid.ts';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
 import { gate } from '../../../test/support/probes.ts';
@@ -15,7 +16,7 @@ import { ManualClock } from '../../core/clock.ts';
 import type { Job } from '../../core/jobs/index.ts';
 import { jobHandlers } from '../../jobs.ts';
 import { listAudit } from '../audit/index.ts';
-import { creditPrepaid, readPrepaidBalance, setMeteringEnforced } from '../billing/index.ts';
+import { readPrepaidBalance, setMeteringEnforced } from '../billing/index.ts';
 import { listEvents } from '../events/index.ts';
 import { groupBatcher } from '../ledger/index.ts';
 import { listChallenges, recordChallenge } from './challenges.ts';
@@ -45,15 +46,7 @@ function post(token: string, payload: unknown, headers: Record<string, string> =
   });
 }
 
-async function fund(accountId: string, micro: bigint) {
-  await t.db.db.transaction().execute((tx) =>
-    creditPrepaid(tx, t.deps.clock, {
-      accountId,
-      amountMicroUsd: micro,
-      settlementId: `test:fund:${accountId}:${micro}:${Math.random()}`,
-    }),
-  );
-}
+const fund = (accountId: string, micro: bigint) => fundPrepaid(t.db.db, t.deps.clock, accountId, micro);
 
 const balanceOf = async (accountId: string) => (await readPrepaidBalance(t.db.db, accountId)).balanceMicro;
 const requestsOf = (accountId: string) =>

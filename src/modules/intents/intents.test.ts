@@ -3,7 +3,9 @@
 // released, fee reversed), wallet pins, supervisor cancels, tenant isolation and bad bodies.
 
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { fundPrepaid } from '../../../test/support/prepaid.ts';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
+import { countRoundTrips } from '../../../test/support/db.ts';
 import { devnetDeps } from '../../../test/support/devnet-deps.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
 import {
@@ -51,15 +53,7 @@ function req(method: 'GET' | 'POST' | 'PUT', url: string, auth: string, payload?
   });
 }
 
-async function fund(accountId: string, micro: bigint) {
-  await t.db.db.transaction().execute((tx) =>
-    creditPrepaid(tx, t.deps.clock, {
-      accountId,
-      amountMicroUsd: micro,
-      settlementId: `test:fund:${accountId}:${micro}:${Math.random()}`,
-    }),
-  );
-}
+const fund = (accountId: string, micro: bigint) => fundPrepaid(t.db.db, t.deps.clock, accountId, micro);
 
 /** A funded account with a policy for a fresh wallet (platform defaults plus `sections`). */
 async function setup(sections: Record<string, unknown> = {}, chainId = 8453, funds = 10n * USD) {
@@ -404,6 +398,49 @@ describe('POST /v1/intents', () => {
       conversion(acc.wallet, { sell_amount: usdcAmount(15) }),
     );
     expect(again.statusCode, again.body).toBe(201);
+  });
+
+  it('admits in at most two round trips to the database, with an Idempotency-Key or without', async () => {
+    const acc = await setup();
+    // The first request fills the caches a busy service keeps warm: the credential, the switches,
+    // the metering setting and the executor queue's depth.
+    expect((await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet))).statusCode).toBe(201);
+    const plain = await countRoundTrips(() =>
+      req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet)),
+    );
+    expect(plain.result.statusCode, plain.result.body).toBe(201);
+    // Counting works (the admission did reach the database), and stays within two.
+    expect(plain.roundTrips).toBeGreaterThan(0);
+    expect(plain.roundTrips).toBeLessThanOrEqual(2);
+    const headers = { 'idempotency-key': `trips-${Math.random()}` };
+    const keyed = await countRoundTrips(() =>
+      req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet), headers),
+    );
+    expect(keyed.result.statusCode, keyed.result.body).toBe(201);
+    expect(keyed.roundTrips).toBeLessThanOrEqual(2);
+    // The replay reads the stored answer instead: nothing is written again.
+    const replay = await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet), headers);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json<Intent>().id).toBe(keyed.result.json<Intent>().id);
+    expect(await intentCount(acc.accountId)).toBe(3);
+    expect(await balanceOf(acc.accountId)).toBe(10n * USD - 3n * fee);
+  });
+
+  it('a refusal does not hide an answer stored under the same Idempotency-Key', async () => {
+    const acc = await setup();
+    const headers = { 'idempotency-key': `stored-${Math.random()}` };
+    const first = await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet), headers);
+    expect(first.statusCode, first.body).toBe(201);
+    // The wallet is panicked after the first answer: a new intent is refused, the retry replays.
+    const panic = await req('POST', '/v1/account/panic', acc.sessionToken, {});
+    expect(panic.statusCode, panic.body).toBe(200);
+    const retry = await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet), headers);
+    expect(retry.statusCode, retry.body).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.json<Intent>().id).toBe(first.json<Intent>().id);
+    const fresh = await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet));
+    expectErrorBody(fresh, 403, 'EXECUTION_DISABLED');
+    expect(await intentCount(acc.accountId)).toBe(1);
   });
 
   it('replays one Idempotency-Key: one intent, one fee', async () => {
