@@ -2,6 +2,84 @@
 -- the spend reservation as a booking guard that raises instead of answering, and the intent row
 -- and its execution job as calls the fee's booking statement makes after the debit.
 
+-- A reservation counts every hold committed before it took the wallet's lock, including holds
+-- stamped later than its own `p_now`: a request that read the clock, then waited for the lock
+-- while a later one reserved, must still see that one (0007 counted only holds up to `p_now`, so
+-- concurrent admissions could pass a cap together). Otherwise as 0007.
+CREATE OR REPLACE FUNCTION purser_reserve_spend(
+  p_account text, p_wallet text, p_id text, p_amount bigint, p_now timestamptz, p_expires timestamptz
+) RETURNS TABLE (
+  outcome text, policy_version integer, limit_value bigint, used_value bigint
+)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v_policy record;
+  v_existing record;
+  v_per_tx bigint;
+  v_daily bigint;
+  v_velocity integer;
+  v_day_start timestamptz;
+  v_day_used bigint;
+  v_hour_count integer;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('purser.spend:' || p_account || ':' || p_wallet, 0));
+
+  SELECT r.account_id, r.wallet, r.amount_micro_usd, r.policy_version INTO v_existing
+    FROM spend_reservations r WHERE r.id = p_id;
+  IF FOUND THEN
+    IF v_existing.account_id = p_account AND v_existing.wallet = p_wallet
+       AND v_existing.amount_micro_usd = p_amount THEN
+      RETURN QUERY SELECT 'replayed'::text, v_existing.policy_version, NULL::bigint, NULL::bigint;
+    ELSE
+      RETURN QUERY SELECT 'conflict'::text, NULL::integer, NULL::bigint, NULL::bigint;
+    END IF;
+    RETURN;
+  END IF;
+
+  SELECT p.version, p.document INTO v_policy
+    FROM policies p WHERE p.account_id = p_account AND p.wallet = p_wallet
+    ORDER BY p.version DESC LIMIT 1;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'no_policy'::text, NULL::integer, NULL::bigint, NULL::bigint;
+    RETURN;
+  END IF;
+  v_per_tx := purser_usd_micro(v_policy.document -> 'spend' ->> 'per_tx_usd');
+  v_daily := purser_usd_micro(v_policy.document -> 'spend' ->> 'daily_usd');
+  v_velocity := (v_policy.document -> 'spend' ->> 'velocity_per_hour')::integer;
+
+  IF p_amount > v_per_tx THEN
+    RETURN QUERY SELECT 'spend.per_tx_usd'::text, v_policy.version, v_per_tx, p_amount;
+    RETURN;
+  END IF;
+
+  v_day_start := date_trunc('day', p_now AT TIME ZONE 'UTC') AT TIME ZONE 'UTC';
+  SELECT
+    COALESCE(SUM(CASE WHEN r.state = 'settled' THEN r.settled_micro_usd ELSE r.amount_micro_usd END)
+      FILTER (WHERE r.created_at >= v_day_start), 0),
+    COUNT(*) FILTER (WHERE r.created_at > p_now - interval '1 hour')
+    INTO v_day_used, v_hour_count
+    FROM spend_reservations r
+    WHERE r.account_id = p_account AND r.wallet = p_wallet
+      AND r.created_at >= LEAST(v_day_start, p_now - interval '1 hour')
+      AND (r.state = 'settled' OR (r.state = 'pending' AND r.expires_at > p_now));
+
+  IF v_day_used + p_amount > v_daily THEN
+    RETURN QUERY SELECT 'spend.daily_usd'::text, v_policy.version, v_daily, v_day_used + p_amount;
+    RETURN;
+  END IF;
+  IF v_hour_count + 1 > v_velocity THEN
+    RETURN QUERY SELECT 'spend.velocity_per_hour'::text, v_policy.version, v_velocity::bigint,
+      (v_hour_count + 1)::bigint;
+    RETURN;
+  END IF;
+
+  INSERT INTO spend_reservations (id, account_id, wallet, amount_micro_usd, state, policy_version,
+    created_at, expires_at)
+  VALUES (p_id, p_account, p_wallet, p_amount, 'pending', v_policy.version, p_now, p_expires);
+  RETURN QUERY SELECT 'ok'::text, v_policy.version, NULL::bigint, v_day_used + p_amount;
+END;
+$$;
+
 -- Reserves as purser_reserve_spend does, after `p_claimed` (the Idempotency-Key's claim, or true:
 -- evaluated first because it is an argument). Raises instead of answering a refusal, so a
 -- statement whose reservation is refused writes nothing: PK422 with the cap as MESSAGE and
