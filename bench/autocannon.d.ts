@@ -59,6 +59,12 @@ declare module 'autocannon' {
     pipelining?: number;
     title?: string;
     warmup?: { connections?: number; duration?: number };
+    /** Requests per second over all connections (open loop at that rate). */
+    overallRate?: number;
+    /** Each request may be rewritten by `setupRequest` before it is sent. */
+    requests?: {
+      setupRequest?: (req: { headers?: Record<string, string>; body?: string }) => unknown;
+    }[];
   }
 
   /** `stop` ends the run early; absent while a warm-up runs. */

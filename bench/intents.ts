@@ -1,0 +1,316 @@
+// POST /v1/intents admission against a one-round-trip reference (bench/reference-admission.ts),
+// on PostgreSQL: docs in bench/README.md, "Intent admission". Part of `npm run bench`; alone:
+// `DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/intents.ts`.
+
+import autocannon, { type Result } from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { sql } from 'kysely';
+import { testConfig } from '../src/config.ts';
+import { systemClock } from '../src/core/clock.ts';
+import { openDatabase } from '../src/core/db/database.ts';
+import { migrate } from '../src/core/db/migrate.ts';
+import { newId } from '../src/core/ids.ts';
+import { hashToken, newToken, SESSION_TOKEN_PREFIX } from '../src/modules/auth/tokens.ts';
+import { creditPrepaid } from '../src/modules/billing/prepaid.ts';
+import { buildTokenRegistry } from '../src/modules/registry/index.ts';
+import {
+  describeExit,
+  http,
+  REPO_ROOT,
+  startServiceProcess,
+  waitUntilReady,
+  type ServiceProcess,
+} from '../test/support/service-process.ts';
+import { prepareBenchDatabase } from './database.ts';
+import { REFERENCE_FUNCTION } from './reference-admission.ts';
+
+const positiveInt = (name: string, fallback: number) => {
+  const n = Number(process.env[name] ?? fallback);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+};
+const DURATION_S = positiveInt('BENCH_DURATION', 10);
+const WARMUP_S = positiveInt('BENCH_WARMUP', 2);
+const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 50);
+const ACCOUNTS = positiveInt('BENCH_INTENT_ACCOUNTS', 200);
+const USD = 1_000_000n;
+const RUN_ID = randomBytes(4).toString('hex');
+const registry = buildTokenRegistry('development');
+const USDC = registry.findToken(8453, 'USDC')!.address;
+const WETH = registry.findToken(8453, 'WETH')!.address;
+/** Caps no run reaches: the figure is the admission's cost, not a refusal's. */
+const POLICY = { spend: { per_tx_usd: '1000', daily_usd: '100000000', velocity_per_hour: 100_000 } };
+
+interface BenchAccount {
+  accountId: string;
+  token: string;
+  wallet: string;
+}
+
+interface Row {
+  name: string;
+  rate: 'max' | number;
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function seed(config: ReturnType<typeof testConfig>): Promise<BenchAccount[]> {
+  const handle = await openDatabase(config);
+  try {
+    await migrate(handle.db);
+    await sql.raw(REFERENCE_FUNCTION).execute(handle.db);
+    const now = new Date();
+    const accounts: BenchAccount[] = [];
+    for (let i = 0; i < ACCOUNTS; i += 1) {
+      const accountId = newId('acc');
+      const token = newToken(SESSION_TOKEN_PREFIX);
+      await handle.db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('accounts')
+          .values({
+            id: accountId,
+            address: `0x${randomBytes(20).toString('hex')}`,
+            is_test_fixture: true,
+            created_at: now,
+            offboarded_at: null,
+          })
+          .execute();
+        await tx
+          .insertInto('sessions')
+          .values({
+            id: newId('ses'),
+            account_id: accountId,
+            token_hash: hashToken(token),
+            created_at: now,
+            expires_at: new Date(now.getTime() + 3_600_000),
+            revoked_at: null,
+          })
+          .execute();
+        const credit = await creditPrepaid(tx, systemClock, {
+          accountId,
+          amountMicroUsd: 100_000n * USD,
+          settlementId: `bench:${RUN_ID}:${accountId}`,
+        });
+        if (!credit.ok) throw new Error('seeding a prepaid balance failed');
+      });
+      accounts.push({ accountId, token, wallet: `0x${randomBytes(20).toString('hex')}` });
+    }
+    return accounts;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Each account's wallet gets its policy through the route, as an agent's would. */
+async function publishPolicies(service: ServiceProcess, accounts: BenchAccount[]): Promise<void> {
+  for (const a of accounts) {
+    const res = await http(`${service.url}/v1/policies`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${a.token}` },
+      body: { version: 1, wallet: a.wallet, chain_id: 8453, ...POLICY },
+    });
+    if (res.status !== 201) throw new Error(`PUT /v1/policies answered ${res.status}: ${res.text}`);
+  }
+}
+
+const intentBody = (wallet: string) =>
+  JSON.stringify({
+    wallet,
+    kind: 'conversion',
+    sell_token: USDC,
+    buy_token: WETH,
+    sell_amount: String(10n * USD),
+  });
+
+let keySeq = 0;
+
+/** One autocannon run: round-robin over the accounts, a new Idempotency-Key on every request. */
+async function load(name: string, url: string, accounts: BenchAccount[], rate: 'max' | number): Promise<Row> {
+  // One request first: a server that refuses is reported with its answer, not loaded.
+  const a0 = accounts[0]!;
+  const first = await http(`${url}/v1/intents`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${a0.token}`,
+      'idempotency-key': `bench-${RUN_ID}-${(keySeq += 1)}`,
+      'x-account': a0.accountId,
+    },
+    body: JSON.parse(intentBody(a0.wallet)) as unknown,
+  });
+  if (first.status !== 201) throw new Error(`${name}: the first request answered ${first.status}: ${first.text}`);
+  let turn = 0;
+  const result: Result = await autocannon({
+    url: `${url}/v1/intents`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    timeout: 10,
+    title: name,
+    ...(rate === 'max'
+      ? { warmup: { connections: CONNECTIONS, duration: WARMUP_S } }
+      : { overallRate: rate }),
+    requests: [
+      {
+        setupRequest: (req: { headers?: Record<string, string>; body?: string }) => {
+          turn = (turn + 1) % accounts.length;
+          const a = accounts[turn]!;
+          req.headers = {
+            ...req.headers,
+            authorization: `Bearer ${a.token}`,
+            'idempotency-key': `bench-${RUN_ID}-${(keySeq += 1)}`,
+            // The reference needs the account for the fee's fingerprint; the service ignores it.
+            'x-account': a.accountId,
+          };
+          req.body = intentBody(a.wallet);
+          return req;
+        },
+      },
+    ],
+  });
+  return {
+    name,
+    rate,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+/** The reference server as a child process; resolves with its URL once it listens. */
+async function startReference(env: Record<string, string>, poolSize: number) {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/reference-admission.ts'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      ...env,
+      POOL_SIZE: String(poolSize),
+      FEE_MICRO: String(testConfig().fees.conversionIntentMicro),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const m = /^listening (\d+)$/.exec(line);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`the reference server exited (${code})`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+}
+
+async function main(): Promise<number> {
+  if (!process.env['DATABASE_URL']) {
+    console.log('bench/intents.ts: skipped, it measures PostgreSQL (set DATABASE_URL).');
+    return 0;
+  }
+  const database = await prepareBenchDatabase('intents');
+  let service: ServiceProcess | null = null;
+  let reference: Awaited<ReturnType<typeof startReference>> | null = null;
+  try {
+    const accounts = await seed(database.config);
+    const poolSize = database.config.databasePoolSize;
+    service = await startServiceProcess({
+      env: {
+        ...database.env,
+        RATE_LIMIT_PUBLIC_PER_MINUTE: '10000000',
+        // No executor drains the queue during a bench: its bounds must not refuse the load.
+        INTENT_QUEUE_PER_WALLET: '100000',
+        INTENT_QUEUE_MAX: '10000000',
+      },
+      startTimeoutMs: 60_000,
+    });
+    await waitUntilReady(service, 60_000);
+    await publishPolicies(service, accounts);
+    reference = await startReference(database.env, poolSize);
+
+    const rows: Row[] = [];
+    // Alternating, so drift of the shared machine hits both alike.
+    rows.push(await load('POST /v1/intents (admission)', service.url, accounts, 'max'));
+    rows.push(await load('reference: one SQL function call', reference.url, accounts, 'max'));
+    const half = Math.max(1, Math.round(rows[0]!.rps / 2));
+    rows.push(await load('POST /v1/intents at half its maximum rate', service.url, accounts, half));
+    const refHalf = Math.max(1, Math.round(rows[1]!.rps / 2));
+    rows.push(await load('reference at half its maximum rate', reference.url, accounts, refHalf));
+
+    const exit = service.exitStatus();
+    const problems = rows
+      .filter((r) => r.non2xx > 0 || r.errors > 0 || r.requests === 0)
+      .map((r) => `${r.name}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.requests} requests`);
+    if (exit) problems.push(`the service exited (${describeExit(exit)})`);
+    // The books: one planned intent per 2xx of the service, each with its fee group.
+    const handle = await openDatabase(database.config);
+    let books = '';
+    try {
+      const { rows: counts } = await sql<{ intents: string; fees: string }>`
+        SELECT (SELECT count(*) FROM intents) AS intents,
+               (SELECT count(*) FROM ledger_groups WHERE kind = 'fee.conversion_intent') AS fees`.execute(
+        handle.db,
+      );
+      books = `${counts[0]?.intents} intents, ${counts[0]?.fees} intent fee groups (service and reference together)`;
+      if (counts[0]?.intents !== counts[0]?.fees) problems.push(`the books differ: ${books}`);
+    } finally {
+      await handle.close();
+    }
+
+    const ratio = rows[0]!.rps / rows[1]!.rps;
+    const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
+    const md = [
+      '# Intent admission against a one-round-trip reference (PostgreSQL)',
+      '',
+      `- Run: ${new Date().toISOString()}; ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; load average at start ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' / ')}`,
+      `- Database: ${database.description}; pool of ${poolSize} in the service and in the reference`,
+      `- Load: ${CONNECTIONS} connections, ${DURATION_S} s after a ${WARMUP_S} s warm-up (maximum rate); ${ACCOUNTS} accounts round-robin, a new Idempotency-Key on every request`,
+      '',
+      '| Run | rate | req/s | p50 ms | p99 ms | max ms | requests | non-2xx | errors |',
+      '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+      ...rows.map(
+        (r) =>
+          `| ${r.name} | ${r.rate === 'max' ? 'max' : `${fmt(r.rate)}/s`} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.max} | ${fmt(r.requests)} | ${r.non2xx} | ${r.errors} |`,
+      ),
+      '',
+      `Admission / reference: **${ratio.toFixed(2)}** (goal ≥ 0.85). p99 at half the maximum rate: ${rows[2]!.p99} ms (goal ≤ 25 ms).`,
+      '',
+      `Books after the load: ${books}.`,
+      ...(problems.length > 0 ? ['', `**BROKEN**: ${problems.join('; ')}`] : []),
+      '',
+    ].join('\n');
+    console.log(md);
+    const dir = join(REPO_ROOT, 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'intents-latest.md'), md);
+    writeFileSync(
+      join(dir, 'intents-postgres.json'),
+      `${JSON.stringify({ at: new Date().toISOString(), rows, ratio, books, problems }, null, 2)}\n`,
+    );
+    return problems.length > 0 ? 1 : 0;
+  } finally {
+    reference?.stop();
+    await service?.stop('SIGTERM').catch(() => undefined);
+    await database.drop().catch(() => undefined);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
