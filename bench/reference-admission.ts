@@ -17,7 +17,8 @@ import { groupFingerprint, transfer } from '../src/modules/ledger/ledger.ts';
  * The reference's one call: the session behind the token hash, the Idempotency-Key's row, the
  * spend reservation, the fee's ledger group and entries (through purser_ledger_post, as the
  * service books it) and its `balance.debited` event, the intent, its `intent.planned` event and
- * audit fact, the execution job and the stored answer. Anything refused raises.
+ * audit fact (with the client's network context, as the service records it), the execution job
+ * and the stored answer. Anything refused raises.
  */
 export const REFERENCE_FUNCTION = `
 CREATE OR REPLACE FUNCTION bench_reference_admit(
@@ -55,7 +56,7 @@ BEGIN
   PERFORM purser_emit_event(p_ids[3], v_account, 'intent.planned', p_intent::text,
     jsonb_build_object('id', p_intent, 'wallet', p_wallet, 'policy_version', v_policy.version), p_now);
   PERFORM purser_record_audit(p_ids[4], v_account, 'session', 'intent.planned', p_intent::text,
-    jsonb_build_object('id', p_intent, 'wallet', p_wallet), p_now, false, NULL, NULL);
+    jsonb_build_object('id', p_intent, 'wallet', p_wallet), p_now, true, '127.0.0.1', 'autocannon');
   PERFORM purser_enqueue_job(p_ids[5], 'intents.execute', jsonb_build_object('intent_id', p_intent), 5,
     p_intent::text, p_now);
   v_answer := jsonb_build_object('id', p_intent, 'wallet', p_wallet, 'kind', 'conversion', 'status', 'planned',

@@ -40,6 +40,8 @@ export interface StartServiceOptions {
   command?: 'serve' | 'worker';
   /** How long to wait for the listening line; PGlite alone takes 3–5 s to open. */
   startTimeoutMs?: number;
+  /** Extra options for node itself (a CPU profile, say), before the script. */
+  nodeArgs?: string[];
 }
 
 /**
@@ -71,11 +73,15 @@ export function serviceEnv(overrides: Record<string, string>): NodeJS.ProcessEnv
 
 /** Starts the service and resolves once it listens (not necessarily ready: see `waitUntilReady`). */
 export async function startServiceProcess(options: StartServiceOptions): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', options.command ?? 'serve'], {
-    cwd: REPO_ROOT,
-    env: serviceEnv(options.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts', options.command ?? 'serve'],
+    {
+      cwd: REPO_ROOT,
+      env: serviceEnv(options.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   if (child.pid === undefined) throw new Error('could not spawn the service process');
   const pid = child.pid;
 

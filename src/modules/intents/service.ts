@@ -378,7 +378,14 @@ function reservationRefused(wallet: string, refused: Exclude<ReserveSpendResult,
 /** The context admission reads first: one statement (the global queue depth only when stale). */
 async function admissionContext(reader: DbExecutor, deps: IntentDeps, accountId: string, wallet: string) {
   const countJobs = queueDepthStale(deps);
-  const context = await readAdmissionContext(reader, accountId, wallet.toLowerCase(), EXECUTE_JOB, countJobs);
+  const context = await readAdmissionContext(
+    reader,
+    accountId,
+    wallet.toLowerCase(),
+    EXECUTE_JOB,
+    deps.config.intentQueue,
+    countJobs,
+  );
   if (context.openJobs !== null) rememberQueueDepth(deps, context.openJobs);
   return context;
 }

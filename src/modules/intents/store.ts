@@ -158,37 +158,32 @@ export async function cancelPlannedIntent(
 export interface AdmissionContext {
   /** The wallet's latest policy, or null when it has none. */
   policy: PolicyRow | null;
-  /** The wallet's open (planned or executing) intents. */
+  /** The wallet's open (planned or executing) intents, counted up to the wallet's bound. */
   openIntents: number;
-  /** The unfinished jobs named `job`, when asked for (null otherwise). */
+  /** The unfinished jobs named `job` up to the overall bound, when asked for (null otherwise). */
   openJobs: number | null;
 }
 
 /**
- * The wallet's latest policy, its open intents and (with `countJobs`) the unfinished jobs named
- * `job`: one statement.
+ * The wallet's latest policy, its open intents up to `bounds.perWallet` and (when `countJobs`)
+ * the unfinished jobs named `job` up to `bounds.max`: one call of `purser_admission_context`
+ * (migration 0029), whose plans the session keeps.
  */
 export async function readAdmissionContext(
   db: DbExecutor,
   accountId: string,
   wallet: string,
   job: string,
+  bounds: { perWallet: number; max: number },
   countJobs: boolean,
 ): Promise<AdmissionContext> {
-  const jobs = countJobs
-    ? sql<string>`(SELECT count(*) FROM jobs WHERE name = ${job} AND state IN ('available', 'running'))`
-    : sql<null>`NULL::bigint`;
   const { rows } = await sql<{
     policy: PolicyRow | null;
     open_intents: string;
     open_jobs: string | null;
-  }>`SELECT
-      (SELECT row_to_json(p) FROM (
-        SELECT account_id, wallet, version, hash, document, defaulted, created_at FROM policies
-        WHERE account_id = ${accountId} AND wallet = ${wallet} ORDER BY version DESC LIMIT 1) p) AS policy,
-      (SELECT count(*) FROM intents WHERE account_id = ${accountId} AND wallet = ${wallet}
-        AND status IN ('planned', 'executing')) AS open_intents,
-      ${jobs} AS open_jobs`.execute(db);
+  }>`SELECT policy, open_intents, open_jobs
+     FROM purser_admission_context(${accountId}, ${wallet}, ${job}, ${bounds.perWallet}::int,
+       ${countJobs ? bounds.max : 0}::int)`.execute(db);
   const row = rows[0]!;
   const policy = row.policy ? { ...row.policy, created_at: new Date(row.policy.created_at) } : null;
   return {

@@ -152,3 +152,26 @@ $$;
 
 -- The executor queue's per-wallet bound counts open intents: only those are indexed here.
 CREATE INDEX intents_open_by_wallet ON intents (account_id, wallet) WHERE status IN ('planned', 'executing');
+
+-- What admission reads before it writes, in one call with its plans kept for the session: the
+-- wallet's latest policy (as JSON), its open intents and, when asked, the unfinished jobs `p_job`.
+-- The counts stop at their bounds (`p_wallet_bound`, `p_jobs_bound`): admission only asks whether
+-- a bound is reached, so a backlog costs no more than the bound to count.
+CREATE OR REPLACE FUNCTION purser_admission_context(
+  p_account text, p_wallet text, p_job text, p_wallet_bound integer, p_jobs_bound integer
+) RETURNS TABLE (policy json, open_intents bigint, open_jobs bigint)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN QUERY SELECT
+    (SELECT row_to_json(p) FROM (
+       SELECT account_id, wallet, version, hash, document, defaulted, created_at FROM policies
+        WHERE account_id = p_account AND wallet = p_wallet ORDER BY version DESC LIMIT 1) p),
+    (SELECT count(*) FROM (SELECT 1 FROM intents
+      WHERE account_id = p_account AND wallet = p_wallet AND status IN ('planned', 'executing')
+      LIMIT p_wallet_bound) w),
+    CASE WHEN p_jobs_bound > 0 THEN
+      (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE name = p_job AND state IN ('available', 'running')
+        LIMIT p_jobs_bound) j)
+    END;
+END;
+$$;
