@@ -1,5 +1,6 @@
-// POST /v1/intents admission against a one-round-trip reference (bench/reference-admission.ts),
-// on PostgreSQL: docs in bench/README.md, "Intent admission". Part of `npm run bench`; alone:
+// POST /v1/intents admission and the keyed fee path (POST /v1/feedback with an Idempotency-Key)
+// against one-round-trip references (bench/reference-admission.ts), on PostgreSQL: docs in
+// bench/README.md, "Admission against a reference". Part of `npm run bench`; alone:
 // `DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/intents.ts`.
 
 import autocannon, { type Result } from 'autocannon';
@@ -27,7 +28,7 @@ import {
   type ServiceProcess,
 } from '../test/support/service-process.ts';
 import { prepareBenchDatabase } from './database.ts';
-import { REFERENCE_FUNCTION } from './reference-admission.ts';
+import { REFERENCE_FEEDBACK_FUNCTION, REFERENCE_FUNCTION } from './reference-admission.ts';
 
 const positiveInt = (name: string, fallback: number) => {
   const n = Number(process.env[name] ?? fallback);
@@ -69,6 +70,7 @@ async function seed(config: ReturnType<typeof testConfig>): Promise<BenchAccount
   try {
     await migrate(handle.db);
     await sql.raw(REFERENCE_FUNCTION).execute(handle.db);
+    await sql.raw(REFERENCE_FEEDBACK_FUNCTION).execute(handle.db);
     const now = new Date();
     const accounts: BenchAccount[] = [];
     for (let i = 0; i < ACCOUNTS; i += 1) {
@@ -123,35 +125,58 @@ async function publishPolicies(service: ServiceProcess, accounts: BenchAccount[]
   }
 }
 
-const intentBody = (wallet: string) =>
-  JSON.stringify({
-    wallet,
-    kind: 'conversion',
-    sell_token: USDC,
-    buy_token: WETH,
-    sell_amount: String(10n * USD),
-  });
+/** What the load posts: a route and each account's body. */
+interface Target {
+  path: string;
+  body: (a: BenchAccount) => string;
+}
+
+const INTENT: Target = {
+  path: '/v1/intents',
+  body: (a) =>
+    JSON.stringify({
+      wallet: a.wallet,
+      kind: 'conversion',
+      sell_token: USDC,
+      buy_token: WETH,
+      sell_amount: String(10n * USD),
+    }),
+};
+const FEEDBACK: Target = {
+  path: '/v1/feedback',
+  body: () =>
+    JSON.stringify({
+      title: 'Benchmark feature request',
+      body: 'A request body long enough to pass validation, sent by the benchmark.',
+    }),
+};
 
 let keySeq = 0;
 
 /** One autocannon run: round-robin over the accounts, a new Idempotency-Key on every request. */
-async function load(name: string, url: string, accounts: BenchAccount[], rate: 'max' | number): Promise<Row> {
+async function load(
+  name: string,
+  url: string,
+  target: Target,
+  accounts: BenchAccount[],
+  rate: 'max' | number,
+): Promise<Row> {
   // One request first: a server that refuses is reported with its answer, not loaded.
   const a0 = accounts[0]!;
-  const first = await http(`${url}/v1/intents`, {
+  const first = await http(`${url}${target.path}`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${a0.token}`,
       'idempotency-key': `bench-${RUN_ID}-${(keySeq += 1)}`,
       'x-account': a0.accountId,
     },
-    body: JSON.parse(intentBody(a0.wallet)) as unknown,
+    body: JSON.parse(target.body(a0)) as unknown,
   });
   if (first.status !== 201)
     throw new Error(`${name}: the first request answered ${first.status}: ${first.text}`);
   let turn = 0;
   const result: Result = await autocannon({
-    url: `${url}/v1/intents`,
+    url: `${url}${target.path}`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     connections: CONNECTIONS,
@@ -173,7 +198,7 @@ async function load(name: string, url: string, accounts: BenchAccount[], rate: '
             // The reference needs the account for the fee's fingerprint; the service ignores it.
             'x-account': a.accountId,
           };
-          req.body = intentBody(a.wallet);
+          req.body = target.body(a);
           return req;
         },
       },
@@ -200,7 +225,8 @@ async function startReference(env: Record<string, string>, poolSize: number) {
       ...process.env,
       ...env,
       POOL_SIZE: String(poolSize),
-      FEE_MICRO: String(testConfig().fees.conversionIntentMicro),
+      INTENT_FEE_MICRO: String(testConfig().fees.conversionIntentMicro),
+      FEEDBACK_FEE_MICRO: String(testConfig().fees.feedbackMicro),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -244,46 +270,91 @@ async function main(): Promise<number> {
     await publishPolicies(service, accounts);
     reference = await startReference(database.env, poolSize);
 
+    const ref = reference;
+    const svc = service;
     // Service and reference alternate, REPEAT pairs at the maximum rate, so drift of the shared
     // machine hits both alike; the median pair (by ratio) is reported, every pair listed.
-    const pairs: { service: Row; reference: Row; ratio: number }[] = [];
-    for (let i = 0; i < REPEAT; i += 1) {
-      const svc = await load('POST /v1/intents (admission)', service.url, accounts, 'max');
-      const ref = await load('reference: one SQL function call', reference.url, accounts, 'max');
-      pairs.push({ service: svc, reference: ref, ratio: svc.rps / ref.rps });
-    }
-    const median = [...pairs].sort((a, b) => a.ratio - b.ratio)[Math.floor((pairs.length - 1) / 2)]!;
-    const rows: Row[] = [median.service, median.reference];
-    const half = Math.max(1, Math.round(median.service.rps / 2));
-    rows.push(await load('POST /v1/intents at half its maximum rate', service.url, accounts, half));
-    const refHalf = Math.max(1, Math.round(median.reference.rps / 2));
-    rows.push(await load('reference at half its maximum rate', reference.url, accounts, refHalf));
-    rows.push(...pairs.filter((p) => p !== median).flatMap((p) => [p.service, p.reference]));
+    const compare = async (label: string, target: Target) => {
+      const pairs: { service: Row; reference: Row; ratio: number }[] = [];
+      for (let i = 0; i < REPEAT; i += 1) {
+        const s = await load(`${label}`, svc.url, target, accounts, 'max');
+        const r = await load(
+          `reference for ${target.path}: one SQL function call`,
+          ref.url,
+          target,
+          accounts,
+          'max',
+        );
+        pairs.push({ service: s, reference: r, ratio: s.rps / r.rps });
+      }
+      const median = [...pairs].sort((a, b) => a.ratio - b.ratio)[Math.floor((pairs.length - 1) / 2)]!;
+      return { pairs, median };
+    };
+    const intents = await compare('POST /v1/intents (admission), a new Idempotency-Key each', INTENT);
+    const half = Math.max(1, Math.round(intents.median.service.rps / 2));
+    const halfRows = [
+      await load('POST /v1/intents at half its maximum rate', svc.url, INTENT, accounts, half),
+      await load(
+        'reference for /v1/intents at half its maximum rate',
+        ref.url,
+        INTENT,
+        accounts,
+        Math.max(1, Math.round(intents.median.reference.rps / 2)),
+      ),
+    ];
+    const feedback = await compare(
+      'POST /v1/feedback (1 USD prepaid fee), a new Idempotency-Key each',
+      FEEDBACK,
+    );
+    const others = (c: typeof intents) =>
+      c.pairs.filter((p) => p !== c.median).flatMap((p) => [p.service, p.reference]);
+    const rows: Row[] = [
+      intents.median.service,
+      intents.median.reference,
+      ...halfRows,
+      feedback.median.service,
+      feedback.median.reference,
+      ...others(intents),
+      ...others(feedback),
+    ];
 
-    const exit = service.exitStatus();
+    const exit = svc.exitStatus();
     const problems = rows
       .filter((r) => r.non2xx > 0 || r.errors > 0 || r.requests === 0)
       .map((r) => `${r.name}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.requests} requests`);
     if (exit) problems.push(`the service exited (${describeExit(exit)})`);
-    // The books: one planned intent per 2xx of the service, each with its fee group.
+    // The books: one planned intent per fee group of its kind, one feature request per fee.
     const handle = await openDatabase(database.config);
     let books = '';
     try {
-      const { rows: counts } = await sql<{ intents: string; fees: string }>`
+      const { rows: counts } = await sql<{
+        intents: string;
+        fees: string;
+        requests: string;
+        feedback: string;
+      }>`
         SELECT (SELECT count(*) FROM intents) AS intents,
-               (SELECT count(*) FROM ledger_groups WHERE kind = 'fee.conversion_intent') AS fees`.execute(
+               (SELECT count(*) FROM ledger_groups WHERE kind = 'fee.conversion_intent') AS fees,
+               (SELECT count(*) FROM feature_requests) AS requests,
+               (SELECT count(*) FROM ledger_groups WHERE kind = 'fee.feedback') AS feedback`.execute(
         handle.db,
       );
-      books = `${counts[0]?.intents} intents, ${counts[0]?.fees} intent fee groups (service and reference together)`;
-      if (counts[0]?.intents !== counts[0]?.fees) problems.push(`the books differ: ${books}`);
+      const c = counts[0]!;
+      books =
+        `${c.intents} intents and ${c.fees} intent fee groups; ${c.requests} feature requests and ` +
+        `${c.feedback} feedback fee groups (service and reference together)`;
+      if (c.intents !== c.fees || c.requests !== c.feedback) problems.push(`the books differ: ${books}`);
     } finally {
       await handle.close();
     }
 
-    const ratio = median.ratio;
     const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
+    const ratios = (c: typeof intents) =>
+      `**${c.median.ratio.toFixed(2)}**, the median of ${REPEAT} alternating pairs (all: ${c.pairs
+        .map((p) => p.ratio.toFixed(2))
+        .join(', ')})`;
     const md = [
-      '# Intent admission against a one-round-trip reference (PostgreSQL)',
+      '# Admission against one-round-trip references (PostgreSQL)',
       '',
       `- Run: ${new Date().toISOString()}; ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; load average at start ${loadavg()
         .map((l) => l.toFixed(2))
@@ -298,9 +369,12 @@ async function main(): Promise<number> {
           `| ${r.name} | ${r.rate === 'max' ? 'max' : `${fmt(r.rate)}/s`} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.max} | ${fmt(r.requests)} | ${r.non2xx} | ${r.errors} |`,
       ),
       '',
-      `Admission / reference: **${ratio.toFixed(2)}** (goal ≥ 0.85), the median of ${REPEAT} alternating pairs ` +
-        `(all: ${pairs.map((p) => p.ratio.toFixed(2)).join(', ')}; the first two rows are the median pair, the last rows the others). ` +
-        `p99 at half the maximum rate: ${rows[2]!.p99} ms (goal ≤ 25 ms).`,
+      `Intent admission / reference: ${ratios(intents)}; goal ≥ 0.85. p99 at half the maximum rate: ` +
+        `${halfRows[0]!.p99} ms (goal ≤ 25 ms; the reference's: ${halfRows[1]!.p99} ms).`,
+      '',
+      `Keyed fee path / reference: ${ratios(feedback)}.`,
+      '',
+      'The first rows are the median pairs; the last rows the other pairs.',
       '',
       `Books after the load: ${books}.`,
       ...(problems.length > 0 ? ['', `**BROKEN**: ${problems.join('; ')}`] : []),
@@ -312,7 +386,18 @@ async function main(): Promise<number> {
     writeFileSync(join(dir, 'intents-latest.md'), md);
     writeFileSync(
       join(dir, 'intents-postgres.json'),
-      `${JSON.stringify({ at: new Date().toISOString(), rows, ratio, ratios: pairs.map((p) => p.ratio), books, problems }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          rows,
+          intents: { ratio: intents.median.ratio, ratios: intents.pairs.map((p) => p.ratio) },
+          feedback: { ratio: feedback.median.ratio, ratios: feedback.pairs.map((p) => p.ratio) },
+          books,
+          problems,
+        },
+        null,
+        2,
+      )}\n`,
     );
     return problems.length > 0 ? 1 : 0;
   } finally {

@@ -5,6 +5,7 @@
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import { withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
+import { ReadBatcher } from '../../core/db/read-batcher.ts';
 import { AppError, invalidRequest, notFound, unavailable } from '../../core/errors/app-error.ts';
 import type { Actor } from '../../core/http/actor.ts';
 import { newId, newUuid } from '../../core/ids.ts';
@@ -40,6 +41,7 @@ import {
   intentCall,
   listIntentRows,
   readAdmissionContext,
+  readAdmissionContexts,
   type AdmissionContext,
   type IntentKind,
   type IntentParams,
@@ -375,19 +377,46 @@ function reservationRefused(wallet: string, refused: Exclude<ReserveSpendResult,
   );
 }
 
-/** The context admission reads first: one statement (the global queue depth only when stale). */
-async function admissionContext(reader: DbExecutor, deps: IntentDeps, accountId: string, wallet: string) {
-  const countJobs = queueDepthStale(deps);
-  const context = await readAdmissionContext(
-    reader,
-    accountId,
-    wallet.toLowerCase(),
-    EXECUTE_JOB,
-    deps.config.intentQueue,
-    countJobs,
-  );
+/**
+ * The context admission reads first: one statement (the global queue depth only when stale).
+ * Inside a transaction (`tx`) it reads there; otherwise through the process's read batcher, so
+ * concurrent admissions share one statement.
+ */
+async function admissionContext(
+  deps: IntentDeps,
+  accountId: string,
+  wallet: string,
+  tx?: DbExecutor,
+): Promise<AdmissionContext> {
+  const key = { accountId, wallet: wallet.toLowerCase() };
+  const context = tx
+    ? await readAdmissionContext(
+        tx,
+        key.accountId,
+        key.wallet,
+        EXECUTE_JOB,
+        deps.config.intentQueue,
+        queueDepthStale(deps),
+      )
+    : await contextBatcher(deps).read(key);
   if (context.openJobs !== null) rememberQueueDepth(deps, context.openJobs);
   return context;
+}
+
+const contextBatchers = new WeakMap<
+  object,
+  ReadBatcher<{ accountId: string; wallet: string }, AdmissionContext>
+>();
+
+function contextBatcher(deps: IntentDeps) {
+  let batcher = contextBatchers.get(deps.db);
+  if (!batcher) {
+    batcher = new ReadBatcher((keys) =>
+      readAdmissionContexts(deps.db, keys, EXECUTE_JOB, deps.config.intentQueue, queueDepthStale(deps)),
+    );
+    contextBatchers.set(deps.db, batcher);
+  }
+  return batcher;
 }
 
 /**
@@ -402,7 +431,7 @@ export async function admitIntent(
   actor: Actor,
   body: CreateIntentRequest,
 ): Promise<Intent> {
-  const context = await admissionContext(tx, deps, actor.principal.accountId, body.wallet);
+  const context = await admissionContext(deps, actor.principal.accountId, body.wallet, tx);
   const admission = await planAdmission(tx, deps, actor, body, context);
   const { row, facts } = admission;
   const reserved = await reserveSpend(tx, deps.clock, admission.reservation);
@@ -445,7 +474,7 @@ export async function admitIntentAlone(
   body: CreateIntentRequest,
   key: StatementKey | null,
 ): Promise<Intent | null> {
-  const context = await admissionContext(deps.db, deps, actor.principal.accountId, body.wallet);
+  const context = await admissionContext(deps, actor.principal.accountId, body.wallet);
   const admission = await planAdmission(deps.db, deps, actor, body, context);
   const { row, facts } = admission;
   const intent = toIntent(row);

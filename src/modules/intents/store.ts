@@ -177,20 +177,36 @@ export async function readAdmissionContext(
   bounds: { perWallet: number; max: number },
   countJobs: boolean,
 ): Promise<AdmissionContext> {
+  const [context] = await readAdmissionContexts(db, [{ accountId, wallet }], job, bounds, countJobs);
+  return context!;
+}
+
+/**
+ * readAdmissionContext for several wallets in one statement, in order; the jobs are counted
+ * once, on the first.
+ */
+export async function readAdmissionContexts(
+  db: DbExecutor,
+  wallets: { accountId: string; wallet: string }[],
+  job: string,
+  bounds: { perWallet: number; max: number },
+  countJobs: boolean,
+): Promise<AdmissionContext[]> {
   const { rows } = await sql<{
     policy: PolicyRow | null;
     open_intents: string;
     open_jobs: string | null;
-  }>`SELECT policy, open_intents, open_jobs
-     FROM purser_admission_context(${accountId}, ${wallet}, ${job}, ${bounds.perWallet}::int,
-       ${countJobs ? bounds.max : 0}::int)`.execute(db);
-  const row = rows[0]!;
-  const policy = row.policy ? { ...row.policy, created_at: new Date(row.policy.created_at) } : null;
-  return {
-    policy,
+  }>`SELECT c.policy, c.open_intents, c.open_jobs
+     FROM unnest(${wallets.map((w) => w.accountId)}::text[], ${wallets.map((w) => w.wallet)}::text[])
+       WITH ORDINALITY AS k(account_id, wallet, n)
+     CROSS JOIN LATERAL purser_admission_context(k.account_id, k.wallet, ${job}, ${bounds.perWallet}::int,
+       CASE WHEN k.n = 1 THEN ${countJobs ? bounds.max : 0}::int ELSE 0 END) c
+     ORDER BY k.n`.execute(db);
+  return rows.map((row) => ({
+    policy: row.policy ? { ...row.policy, created_at: new Date(row.policy.created_at) } : null,
     openIntents: Number(row.open_intents),
     openJobs: row.open_jobs === null ? null : Number(row.open_jobs),
-  };
+  }));
 }
 
 /** insertIntent as a SQL call (`purser_insert_intent`), for the fee's booking statement. */
