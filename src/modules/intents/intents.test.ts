@@ -568,6 +568,39 @@ describe('reads and cancel', () => {
     );
   });
 
+  it("the wallet's statement carries each intent's fee, and the refund of a cancelled one", async () => {
+    const acc = await setup();
+    const kept = (await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet))).json<Intent>();
+    const dropped = (
+      await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet))
+    ).json<Intent>();
+    expect((await req('POST', `/v1/intents/${dropped.id}/cancel`, acc.sessionToken)).statusCode).toBe(200);
+    const day = t.deps.clock.now().toISOString().slice(0, 10);
+    const res = await req('GET', `/v1/statements?wallet=${acc.wallet}&period=${day}`, acc.sessionToken);
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json<{ statement: { fees_usd: string }; export: { download_path: string } }>();
+    // Two fees charged, one refunded: the statement nets one.
+    expect(body.statement.fees_usd).toBe(`${fee / USD}.${(fee % USD).toString().padStart(6, '0')}`);
+    const exported = await req('GET', body.export.download_path, acc.sessionToken);
+    const entries = JSON.parse(exported.body) as {
+      entries: {
+        settlement_id: string;
+        kind: string;
+        amount: string;
+        reverses: string | null;
+        group_id: string;
+      }[];
+    };
+    const feeOf = (intent: Intent) =>
+      entries.entries.find((e) => e.settlement_id === `fee:conversion_intent:${intent.id}`);
+    expect(feeOf(kept)).toMatchObject({ kind: 'fee.conversion_intent', amount: fee.toString() });
+    const droppedFee = feeOf(dropped);
+    expect(droppedFee).toMatchObject({ kind: 'fee.conversion_intent', amount: fee.toString() });
+    expect(entries.entries.filter((e) => e.reverses === droppedFee?.group_id)).toMatchObject([
+      { kind: 'reversal', amount: (-fee).toString() },
+    ]);
+  });
+
   it("another account's intent is 404 to read and to cancel, and absent from its list", async () => {
     const owner = await setup();
     const intent = (
