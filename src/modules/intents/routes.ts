@@ -57,7 +57,7 @@ export const intentsRoutes: RouteDefinition[] = [
     description:
       "The chain is the active policy's `chain_id`; `sell_token` and `buy_token` are registry token addresses " +
       "of that chain. A gas top-up sells the chain's wrapped native token (amount in wei) for the native " +
-      'placeholder 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE. In one transaction: the execution switches (403 ' +
+      'placeholder 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE. Checked in order, and written in one statement: the execution switches (403 ' +
       'EXECUTION_DISABLED), the policy (404 with `next` to PUT /v1/policies; its version and hash are pinned on ' +
       'the intent), the policy rules (422 POLICY_VIOLATION naming the rule), the USD value (a USD stable at 1:1, ' +
       'else the cached price reference; an unusable reference is 503), the spend reservation (422 ' +
