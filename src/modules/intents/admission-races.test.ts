@@ -2,7 +2,7 @@
 // it proves nothing): concurrent intents against a daily cap, in one process and across two, and
 // one Idempotency-Key sent 300 times at once.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { bearer, createAccountWithSession, randomAddress } from '../../../test/support/identity.ts';
 import { fundPrepaid } from '../../../test/support/prepaid.ts';
@@ -14,10 +14,11 @@ import {
 } from '../../../test/support/service-process.ts';
 import { testConfig } from '../../config.ts';
 import { systemClock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/database.ts';
+import { openPostgres, type Db } from '../../core/db/database.ts';
 import { readPrepaidBalance } from '../billing/index.ts';
 import { readSpendUsage } from '../policies/index.ts';
 import { buildTokenRegistry } from '../registry/index.ts';
+import { claimPlannedIntent } from './store.ts';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 if (!onPostgres) {
@@ -142,6 +143,72 @@ describe.skipIf(!onPostgres)('admission races (PostgreSQL)', () => {
     // Afterwards the key replays the same intent.
     const again = await post(acc.sessionToken, conversion(acc.wallet), headers);
     expect(again).toMatchObject({ status: 201, body: { id: created[0]!.body.id } });
+  });
+
+  it("a cancel racing the executor's claim leaves exactly one outcome, with the books to match", async () => {
+    const fee = testConfig().fees.conversionIntentMicro;
+    const acc = await setup({}, 100n * USD);
+    // The executor's claims come through a pool of their own, as from a worker process.
+    const executorDb = openPostgres(t.database.url!, 20);
+    onTestFinished(() => executorDb.close());
+    const ids: string[] = [];
+    // A warm cancel, timed: the lags below are spread over that time.
+    const probe = await post(acc.sessionToken, conversion(acc.wallet));
+    const started = performance.now();
+    const probeCancel = await t.app.fastify.inject({
+      method: 'POST',
+      url: `/v1/intents/${probe.body.id}/cancel`,
+      headers: bearer(acc.sessionToken),
+    });
+    expect(probeCancel.statusCode).toBe(200);
+    const cancelMs = performance.now() - started;
+    for (let i = 0; i < 20; i += 1) {
+      const res = await post(acc.sessionToken, conversion(acc.wallet));
+      expect(res.status).toBe(201);
+      ids.push(res.body.id!);
+    }
+    const outcomes = await Promise.all(
+      ids.map(async (id, i) => {
+        // One of the two starts first, the other after a lag spread over a cancel's time:
+        // clear wins either way at the ends, and both in flight together in the middle.
+        const lag = (Math.abs(i - 10) / 10) * cancelMs;
+        const after = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        const cancel = async () => {
+          if (i < 10) await after(lag);
+          return t.app.fastify.inject({
+            method: 'POST',
+            url: `/v1/intents/${id}/cancel`,
+            headers: bearer(acc.sessionToken),
+          });
+        };
+        const claim = async () => {
+          if (i >= 10) await after(lag);
+          return claimPlannedIntent(executorDb.db, id, systemClock.now());
+        };
+        const [c, k] = await Promise.all([cancel(), claim()]);
+        return { id, cancelled: c.statusCode === 200, cancelStatus: c.statusCode, claimed: k !== null };
+      }),
+    );
+    for (const o of outcomes) {
+      // Exactly one of the two happened; the loser was told so (404 for the cancel, null for the claim).
+      expect(o.cancelled !== o.claimed, JSON.stringify(o)).toBe(true);
+      if (!o.cancelled) expect(o.cancelStatus).toBe(404);
+    }
+    const rows = await t.db.db
+      .selectFrom('intents')
+      .select(['id', 'status'])
+      .where('account_id', '=', acc.accountId)
+      .execute();
+    const status = new Map(rows.map((r) => [r.id, r.status]));
+    for (const o of outcomes) expect(status.get(o.id)).toBe(o.cancelled ? 'cancelled' : 'executing');
+    // Each cancelled intent gave its fee and its hold back; each claimed one keeps both.
+    const cancelled = outcomes.filter((o) => o.cancelled).length;
+    const claimed = outcomes.length - cancelled;
+    expect((await readPrepaidBalance(t.db.db, acc.accountId)).balanceMicro).toBe(
+      100n * USD - BigInt(claimed) * fee,
+    );
+    const usage = await readSpendUsage(t.db.db, systemClock, acc.accountId, acc.wallet);
+    expect(usage.dayMicroUsd).toBe(BigInt(claimed) * 10n * USD);
   });
 
   it('across two processes on one database, 50 intents against a cap that fits 10 admit exactly 10', async () => {

@@ -4,6 +4,7 @@
 export { intentsRoutes } from './routes.ts';
 export { EXECUTE_JOB, NATIVE_PLACEHOLDER, toIntent, type Intent } from './service.ts';
 export {
+  claimPlannedIntent,
   findIntent,
   type IntentKind,
   type IntentParams,

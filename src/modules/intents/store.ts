@@ -136,6 +136,23 @@ export async function listIntentRows(
   return rows.map(toRow);
 }
 
+/**
+ * The executor's claim: moves a planned intent to `executing`, or null when it is not planned
+ * (any more: cancelled, or claimed by another worker). A conditional update, so a claim and a
+ * cancel that race leave exactly one of them done.
+ */
+export async function claimPlannedIntent(db: DbExecutor, id: string, at: Date): Promise<IntentRow | null> {
+  if (!isIntentId(id)) return null;
+  const row = await db
+    .updateTable('intents')
+    .set({ status: 'executing', updated_at: at })
+    .where('id', '=', id)
+    .where('status', '=', 'planned')
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toRow(row) : null;
+}
+
 /** Moves a planned intent to `cancelled`; false when it is not planned (any more). */
 export async function cancelPlannedIntent(
   tx: DbExecutor,
