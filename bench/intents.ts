@@ -160,6 +160,7 @@ async function load(
   target: Target,
   accounts: BenchAccount[],
   rate: 'max' | number,
+  connections = CONNECTIONS,
 ): Promise<Row> {
   // One request first: a server that refuses is reported with its answer, not loaded.
   const a0 = accounts[0]!;
@@ -179,13 +180,11 @@ async function load(
     url: `${url}${target.path}`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    connections: CONNECTIONS,
+    connections,
     duration: DURATION_S,
     timeout: 10,
     title: name,
-    ...(rate === 'max'
-      ? { warmup: { connections: CONNECTIONS, duration: WARMUP_S } }
-      : { overallRate: rate }),
+    ...(rate === 'max' ? { warmup: { connections, duration: WARMUP_S } } : { overallRate: rate }),
     requests: [
       {
         setupRequest: (req: { headers?: Record<string, string>; body?: string }) => {
@@ -301,6 +300,9 @@ async function main(): Promise<number> {
         accounts,
         Math.max(1, Math.round(intents.median.reference.rps / 2)),
       ),
+      // One request at a time: the latency of a lone admission, with nothing queued before it.
+      await load('POST /v1/intents, one connection', svc.url, INTENT, accounts, 'max', 1),
+      await load('reference for /v1/intents, one connection', ref.url, INTENT, accounts, 'max', 1),
     ];
     const feedback = await compare(
       'POST /v1/feedback (1 USD prepaid fee), a new Idempotency-Key each',
@@ -370,7 +372,8 @@ async function main(): Promise<number> {
       ),
       '',
       `Intent admission / reference: ${ratios(intents)}; goal ≥ 0.85. p99 at half the maximum rate: ` +
-        `${halfRows[0]!.p99} ms (goal ≤ 25 ms; the reference's: ${halfRows[1]!.p99} ms).`,
+        `${halfRows[0]!.p99} ms (goal ≤ 25 ms; the reference's: ${halfRows[1]!.p99} ms). One request at a time: ` +
+        `p50 ${halfRows[2]!.p50} ms, p99 ${halfRows[2]!.p99} ms (the reference's: ${halfRows[3]!.p50} and ${halfRows[3]!.p99} ms).`,
       '',
       `Keyed fee path / reference: ${ratios(feedback)}.`,
       '',

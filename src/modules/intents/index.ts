@@ -6,6 +6,7 @@ export { EXECUTE_JOB, NATIVE_PLACEHOLDER, toIntent, type Intent } from './servic
 export {
   claimPlannedIntent,
   findIntent,
+  findIntentById,
   type IntentKind,
   type IntentParams,
   type IntentRow,

@@ -105,6 +105,15 @@ export async function findIntent(
   return row ? toRow(row) : null;
 }
 
+/** The intent with this id, whatever its account (the executor's read), or null; `lock` holds it. */
+export async function findIntentById(db: DbExecutor, id: string, lock = false): Promise<IntentRow | null> {
+  if (!isIntentId(id)) return null;
+  let q = db.selectFrom('intents').selectAll().where('id', '=', id);
+  if (lock) q = q.forUpdate();
+  const row = await q.executeTakeFirst();
+  return row ? toRow(row) : null;
+}
+
 /** The wallet of the account's intent (the route guard's locator), or null. */
 export async function intentWallet(db: DbExecutor, accountId: string, id: string): Promise<string | null> {
   if (!isIntentId(id)) return null;
