@@ -10,5 +10,14 @@ export {
   type KernelVersion,
   type PermissionScope,
 } from './kernel.ts';
+export {
+  delegatedOperation,
+  permissionNonceKey,
+  signDelegatedOperation,
+  userOperationHash,
+  withStubSignature,
+  type Call,
+  type EnableMaterial,
+} from './operations.ts';
 export { expireDelegations, type Delegation, type Revocation } from './service.ts';
 export { findDelegation, type DelegationRow, type DelegationStatus } from './store.ts';

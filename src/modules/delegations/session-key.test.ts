@@ -24,6 +24,7 @@ import { devnetDeps, devnetKernelConfig } from '../../../test/support/devnet-dep
 import { bearer, createAccountWithSession, type AccountWithSession } from '../../../test/support/identity.ts';
 import { BundlerError, type BundlerPort } from '../../adapters/bundler/port.ts';
 import { createJsonRpcBundler } from '../../adapters/bundler/json-rpc.ts';
+import type { ChainPort } from '../../adapters/chain/port.ts';
 import { chainDefinition, createViemChainPort } from '../../adapters/chain/viem.ts';
 import { testConfig } from '../../config.ts';
 import { devnetChain, devnetRpcUrls } from '../../devnet/devnet.ts';
@@ -38,6 +39,11 @@ import {
   type EnableMaterial,
 } from './operations.ts';
 import type { Delegation, Revocation } from './service.ts';
+import {
+  permissionInstalled,
+  signSessionOperation,
+  submitSessionOperation,
+} from '../executor/session-operation.ts';
 import { findDelegation } from './store.ts';
 
 const devnet = inject('devnet');
@@ -54,6 +60,7 @@ const signerAbi = parseAbi(['function signer(bytes32 id, address wallet) view re
 let t: TestApp;
 let user: AccountWithSession;
 let bundler: BundlerPort;
+let chainPort: ChainPort;
 
 beforeAll(async () => {
   // The devnet's venues as `npm start` runs them: approvals may name only their contracts.
@@ -66,6 +73,7 @@ beforeAll(async () => {
   });
   user = await createAccountWithSession(t.db.db);
   bundler = createJsonRpcBundler({ urls: { [CHAIN]: chain.bundlerUrl! } });
+  chainPort = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });
 });
 afterAll(async () => {
   await t?.close();
@@ -196,15 +204,20 @@ describe('a delegation on a real Kernel v3.1 account', () => {
     });
     expect(active).toMatchObject({ status: 'active', account_index: '2' });
 
-    // The executor's first operation: enable mode, carrying the deployment the confirm kept.
+    // The executor's first operation, as the executor builds it: enable mode, carrying the
+    // deployment the confirm kept (the account has no code yet).
     const row = (await findDelegation(t.db.db, user.accountId, d.id))!;
     const enable: EnableMaterial = {
       enableData: row.enable_data as Hex,
       selectorData: row.selector_data as Hex,
       enableSig: row.enable_sig as Hex,
     };
-    const deployment = { factory: getAddress(row.factory!), factoryData: row.factory_data as Hex };
-    const first = await sessionOp(d, [approve(usdc, router!, 5_000_000n)], enable, deployment);
+    const sender = { chain: chainPort, bundler, sessionKey: executor };
+    const wait = { timeoutMs: 30_000, pollIntervalMs: 50 };
+    const firstOp = await signSessionOperation(sender, CHAIN, row, [approve(usdc, router!, 5_000_000n)]);
+    expect(firstOp).toMatchObject({ mode: 'enable', deploys: true });
+    expect(await permissionInstalled(chainPort, CHAIN, row)).toBe(false);
+    const first = await submitSessionOperation(bundler, CHAIN, firstOp, wait);
     expect(first.success).toBe(true);
     expect(((await publicClient.getCode({ address: account.address })) ?? '0x').length).toBeGreaterThan(2);
     expect(await allowance(router!)).toBe(5_000_000n);
@@ -219,11 +232,13 @@ describe('a delegation on a real Kernel v3.1 account', () => {
     ).toBe(executor.address);
 
     // Installed: default mode from now on, a batch of two allowed calls.
-    const second = await sessionOp(
-      d,
-      [approve(usdc, router!, 7_000_000n), approve(usdc, aerodromeRouter!, 1_000_000n)],
-      null,
-    );
+    expect(await permissionInstalled(chainPort, CHAIN, row)).toBe(true);
+    const secondOp = await signSessionOperation(sender, CHAIN, row, [
+      approve(usdc, router!, 7_000_000n),
+      approve(usdc, aerodromeRouter!, 1_000_000n),
+    ]);
+    expect(secondOp).toMatchObject({ mode: 'default', deploys: false });
+    const second = await submitSessionOperation(bundler, CHAIN, secondOp, wait);
     expect(second.success).toBe(true);
     expect(await allowance(router!)).toBe(7_000_000n);
     expect(await allowance(aerodromeRouter!)).toBe(1_000_000n);

@@ -1,0 +1,125 @@
+// One UserOperation from an agent's Kernel account, signed by the executor's session key under
+// the owner's delegation: built and signed first (so the executor can record it before anything
+// is sent), then submitted and awaited. Enable mode until the permission is installed (the first
+// operation installs it), with the deployment while the account has no code.
+
+import { getAddress, parseAbi, type Address, type Hex, type LocalAccount } from 'viem';
+import { entryPoint07Abi, entryPoint07Address, type UserOperation } from 'viem/account-abstraction';
+import type { BundlerPort, UserOperationReceiptV07 } from '../../adapters/bundler/port.ts';
+import type { ChainPort } from '../../adapters/chain/port.ts';
+import {
+  delegatedOperation,
+  permissionNonceKey,
+  signDelegatedOperation,
+  userOperationHash,
+  withStubSignature,
+  type Call,
+  type EnableMaterial,
+} from '../delegations/index.ts';
+
+/** What of a delegation its operations need (the columns of its row). */
+export interface SessionGrant {
+  /** The Kernel account (lowercase or checksummed). */
+  wallet: string;
+  permission_id: string;
+  validation_id: string;
+  enable_data: string;
+  selector_data: string;
+  enable_sig: string | null;
+  factory: string | null;
+  factory_data: string | null;
+}
+
+export interface SignedOperation {
+  op: UserOperation<'0.7'>;
+  hash: Hex;
+  mode: 'enable' | 'default';
+  /** Whether this operation also deploys the account. */
+  deploys: boolean;
+}
+
+// Kernel v3.1: a validation's config; its hook is set (non-zero) once the permission is installed.
+const validationConfigAbi = parseAbi([
+  'function validationConfig(bytes21 vId) view returns ((uint32 nonce, address hook))',
+]);
+
+/** Whether the grant's permission is installed on the account (false while it has no code). */
+export async function permissionInstalled(
+  chain: ChainPort,
+  chainId: number,
+  grant: SessionGrant,
+): Promise<boolean> {
+  const account = getAddress(grant.wallet);
+  if (!(await chain.isContract(chainId, account))) return false;
+  const config = await chain.publicClient(chainId).readContract({
+    address: account,
+    abi: validationConfigAbi,
+    functionName: 'validationConfig',
+    args: [grant.validation_id as Hex],
+  });
+  return BigInt(config.hook) !== 0n;
+}
+
+/**
+ * Builds, prices (the bundler's estimate with a stub signature) and signs the operation running
+ * `calls` from the grant's account. Nothing is sent.
+ */
+export async function signSessionOperation(
+  deps: { chain: ChainPort; bundler: BundlerPort; sessionKey: LocalAccount },
+  chainId: number,
+  grant: SessionGrant,
+  calls: readonly Call[],
+): Promise<SignedOperation> {
+  const sender: Address = getAddress(grant.wallet);
+  const deployed = await deps.chain.isContract(chainId, sender);
+  const installed = deployed && (await permissionInstalled(deps.chain, chainId, grant));
+  const mode = installed ? 'default' : 'enable';
+  const enable: EnableMaterial | null = installed
+    ? null
+    : {
+        enableData: grant.enable_data as Hex,
+        selectorData: grant.selector_data as Hex,
+        enableSig: requireEnableSig(grant),
+      };
+  const deployment =
+    deployed || !grant.factory || !grant.factory_data
+      ? null
+      : { factory: getAddress(grant.factory), factoryData: grant.factory_data as Hex };
+  const client = deps.chain.publicClient(chainId);
+  const nonce = await client.readContract({
+    address: entryPoint07Address,
+    abi: entryPoint07Abi,
+    functionName: 'getNonce',
+    args: [sender, permissionNonceKey(grant.permission_id as Hex, mode)],
+  });
+  const fees = await client.estimateFeesPerGas();
+  const draft = delegatedOperation({
+    sender,
+    nonce,
+    calls,
+    deployment,
+    gas: { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas },
+  });
+  const gas = await deps.bundler.estimateUserOperationGas(chainId, withStubSignature(draft, enable));
+  const op = await signDelegatedOperation({ ...draft, ...gas }, chainId, deps.sessionKey, enable);
+  return { op, hash: userOperationHash(op, chainId), mode, deploys: deployment !== null };
+}
+
+/** Sends a signed operation to the bundler and waits for its receipt. */
+export async function submitSessionOperation(
+  bundler: BundlerPort,
+  chainId: number,
+  signed: SignedOperation,
+  wait: { timeoutMs: number; pollIntervalMs?: number },
+): Promise<UserOperationReceiptV07> {
+  const hash = await bundler.sendUserOperation(chainId, signed.op);
+  if (hash.toLowerCase() !== signed.hash.toLowerCase()) {
+    throw new Error(`the bundler answered UserOperation hash ${hash}, not ${signed.hash}`);
+  }
+  return bundler.waitForUserOperationReceipt(chainId, hash, wait);
+}
+
+function requireEnableSig(grant: SessionGrant): Hex {
+  if (!grant.enable_sig) throw new Error('the delegation has no enable signature: it was never confirmed');
+  return grant.enable_sig as Hex;
+}
