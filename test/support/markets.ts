@@ -13,6 +13,7 @@ import {
   type Abi,
   type Address,
   type Hex,
+  type TransactionReceipt,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { artifact, loadArtifacts } from '../../devnet/compile.ts';
@@ -113,9 +114,9 @@ export async function marketTrader(market: TestMarket, token: TestToken, amount:
         functionName: 'balanceOf',
         args: [account.address],
       }),
-    /** Sends the calls in order, each mined before the next; returns each receipt's status. */
-    async send(calls: Call[]): Promise<('success' | 'reverted')[]> {
-      const statuses: ('success' | 'reverted')[] = [];
+    /** Sends the calls in order, each mined before the next; returns each receipt. */
+    async receipts(calls: Call[]): Promise<TransactionReceipt[]> {
+      const receipts: TransactionReceipt[] = [];
       for (const call of calls) {
         const hash: Hex = await wallet.sendTransaction({
           to: call.to,
@@ -123,9 +124,17 @@ export async function marketTrader(market: TestMarket, token: TestToken, amount:
           value: call.value,
           gas: 1_000_000n,
         });
-        statuses.push((await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status);
+        receipts.push(
+          await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20, timeout: 30_000 }),
+        );
       }
-      return statuses;
+      return receipts;
     },
+    /** Sends the calls in order, each mined before the next; returns each receipt's status. */
+    async send(calls: Call[]): Promise<('success' | 'reverted')[]> {
+      return (await this.receipts(calls)).map((r) => r.status);
+    },
+    /** The account's native balance. */
+    nativeBalance: () => publicClient.getBalance({ address: account.address }),
   };
 }
