@@ -12,12 +12,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
 import { testConfig } from '../src/config.ts';
-import { systemClock } from '../src/core/clock.ts';
 import { openDatabase } from '../src/core/db/database.ts';
 import { migrate } from '../src/core/db/migrate.ts';
-import { newId } from '../src/core/ids.ts';
-import { hashToken, newToken, SESSION_TOKEN_PREFIX } from '../src/modules/auth/tokens.ts';
-import { creditPrepaid } from '../src/modules/billing/prepaid.ts';
 import { buildTokenRegistry } from '../src/modules/registry/index.ts';
 import {
   describeExit,
@@ -29,6 +25,7 @@ import {
 } from '../test/support/service-process.ts';
 import { prepareBenchDatabase } from './database.ts';
 import { REFERENCE_FEEDBACK_FUNCTION, REFERENCE_FUNCTION } from './reference-admission.ts';
+import { seedAccount } from './seed.ts';
 
 const positiveInt = (name: string, fallback: number) => {
   const n = Number(process.env[name] ?? fallback);
@@ -71,41 +68,23 @@ async function seed(config: ReturnType<typeof testConfig>): Promise<BenchAccount
     await migrate(handle.db);
     await sql.raw(REFERENCE_FUNCTION).execute(handle.db);
     await sql.raw(REFERENCE_FEEDBACK_FUNCTION).execute(handle.db);
-    const now = new Date();
     const accounts: BenchAccount[] = [];
     for (let i = 0; i < ACCOUNTS; i += 1) {
-      const accountId = newId('acc');
-      const token = newToken(SESSION_TOKEN_PREFIX);
-      await handle.db.transaction().execute(async (tx) => {
-        await tx
-          .insertInto('accounts')
-          .values({
-            id: accountId,
-            address: `0x${randomBytes(20).toString('hex')}`,
-            is_test_fixture: true,
-            created_at: now,
-            offboarded_at: null,
-          })
-          .execute();
-        await tx
-          .insertInto('sessions')
-          .values({
-            id: newId('ses'),
-            account_id: accountId,
-            token_hash: hashToken(token),
-            created_at: now,
-            expires_at: new Date(now.getTime() + 3_600_000),
-            revoked_at: null,
-          })
-          .execute();
-        const credit = await creditPrepaid(tx, systemClock, {
-          accountId,
-          amountMicroUsd: 100_000n * USD,
-          settlementId: `bench:${RUN_ID}:${accountId}`,
-        });
-        if (!credit.ok) throw new Error('seeding a prepaid balance failed');
+      const seeded = await handle.db
+        .transaction()
+        .execute((tx) =>
+          seedAccount(tx, {
+            session: true,
+            prepaidMicro: 100_000n * USD,
+            settlementPrefix: `bench:${RUN_ID}`,
+          }),
+        );
+      if (!seeded.token) throw new Error('seeding a bench session failed');
+      accounts.push({
+        accountId: seeded.accountId,
+        token: seeded.token,
+        wallet: `0x${randomBytes(20).toString('hex')}`,
       });
-      accounts.push({ accountId, token, wallet: `0x${randomBytes(20).toString('hex')}` });
     }
     return accounts;
   } finally {

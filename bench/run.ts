@@ -14,11 +14,10 @@ import { testConfig } from '../src/config.ts';
 import { systemClock } from '../src/core/clock.ts';
 import { openDatabase } from '../src/core/db/database.ts';
 import { migrate } from '../src/core/db/migrate.ts';
-import { newId } from '../src/core/ids.ts';
-import { hashToken, newToken, SESSION_TOKEN_PREFIX } from '../src/modules/auth/tokens.ts';
 import { creditPrepaid } from '../src/modules/billing/prepaid.ts';
 import { setAccountPrepaidCap } from '../src/modules/billing/settings.ts';
 import { runReserveHarness, type HarnessResult } from './reserve-harness.ts';
+import { seedAccount } from './seed.ts';
 import {
   REPO_ROOT,
   describeExit,
@@ -200,30 +199,8 @@ async function seedSession(database: BenchDatabase): Promise<string> {
   const handle = await openDatabase(config);
   try {
     await migrate(handle.db);
-    const accountId = newId('acc');
-    const now = new Date();
-    await handle.db
-      .insertInto('accounts')
-      .values({
-        id: accountId,
-        address: `0x${randomBytes(20).toString('hex')}`,
-        is_test_fixture: true,
-        created_at: now,
-        offboarded_at: null,
-      })
-      .execute();
-    const token = newToken(SESSION_TOKEN_PREFIX);
-    await handle.db
-      .insertInto('sessions')
-      .values({
-        id: newId('ses'),
-        account_id: accountId,
-        token_hash: hashToken(token),
-        created_at: now,
-        expires_at: new Date(now.getTime() + 3_600_000),
-        revoked_at: null,
-      })
-      .execute();
+    const { token } = await seedAccount(handle.db, { session: true });
+    if (!token) throw new Error('seeding the bench session failed');
     return token;
   } finally {
     await handle.close();
@@ -249,40 +226,21 @@ async function seedFeeAccounts(database: BenchDatabase, count: number): Promise<
     const accountIds: string[] = [];
     let hot = '';
     for (let i = 0; i <= count; i += 1) {
-      const accountId = newId('acc');
-      accountIds.push(accountId);
-      const token = newToken(SESSION_TOKEN_PREFIX);
       const amount = i === count ? 10_000_000n * 1_000_000n : 100_000n * 1_000_000n;
-      await handle.db.transaction().execute(async (tx) => {
-        await tx
-          .insertInto('accounts')
-          .values({
-            id: accountId,
-            address: `0x${randomBytes(20).toString('hex')}`,
-            is_test_fixture: true,
-            created_at: now,
-            offboarded_at: null,
-          })
-          .execute();
-        await tx
-          .insertInto('sessions')
-          .values({
-            id: newId('ses'),
-            account_id: accountId,
-            token_hash: hashToken(token),
-            created_at: now,
-            expires_at: new Date(now.getTime() + 3_600_000),
-            revoked_at: null,
-          })
-          .execute();
-        if (i === count) await setAccountPrepaidCap(tx, accountId, amount, 'bench', now);
+      const { accountId, token } = await handle.db.transaction().execute(async (tx) => {
+        const seeded = await seedAccount(tx, { session: true });
+        // The hot account's cap is raised before its credit, which passes the default cap.
+        if (i === count) await setAccountPrepaidCap(tx, seeded.accountId, amount, 'bench', now);
         const credit = await creditPrepaid(tx, systemClock, {
-          accountId,
+          accountId: seeded.accountId,
           amountMicroUsd: amount,
-          settlementId: `bench:${RUN_ID}:${accountId}`,
+          settlementId: `bench:${RUN_ID}:${seeded.accountId}`,
         });
         if (!credit.ok) throw new Error('seeding a prepaid balance failed');
+        return seeded;
       });
+      accountIds.push(accountId);
+      if (!token) throw new Error('seeding a bench session failed');
       if (i === count) hot = token;
       else many.push(token);
     }

@@ -13,6 +13,7 @@
 // exactly as `purser worker` does (startService) plus the load generator on the service's own
 // database handle; this process holds the receiver. See bench/README.md.
 
+import { seedAccount } from './seed.ts';
 import { prepareBenchDatabase, type BenchDatabase } from './database.ts';
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -28,7 +29,6 @@ import { loadConfig } from '../src/config.ts';
 import { systemClock } from '../src/core/clock.ts';
 import { openDatabase, type Db } from '../src/core/db/database.ts';
 import { migrate } from '../src/core/db/migrate.ts';
-import { newId } from '../src/core/ids.ts';
 import { createLogger } from '../src/core/log.ts';
 import { emitEvent } from '../src/modules/events/index.ts';
 import {
@@ -340,19 +340,9 @@ async function seedAccounts(database: BenchDatabase, receiver: Receiver): Promis
     await migrate(handle.db);
     const ids: string[] = [];
     for (let i = 0; i < ACCOUNTS; i++) {
-      const accountId = newId('acc');
+      const { accountId } = await seedAccount(handle.db);
       const url = await vetDestination(`${receiver.url}/${accountId}`, SETTINGS);
       const secret = await handle.db.transaction().execute(async (tx) => {
-        await tx
-          .insertInto('accounts')
-          .values({
-            id: accountId,
-            address: `0x${randomBytes(20).toString('hex')}`,
-            is_test_fixture: true,
-            created_at: systemClock.now(),
-            offboarded_at: null,
-          })
-          .execute();
         await setEndpoint(tx, systemClock, SETTINGS, accountId, url);
         return ensureSecret(tx, systemClock, SETTINGS, accountId);
       });
