@@ -70,15 +70,13 @@ async function seed(config: ReturnType<typeof testConfig>): Promise<BenchAccount
     await sql.raw(REFERENCE_FEEDBACK_FUNCTION).execute(handle.db);
     const accounts: BenchAccount[] = [];
     for (let i = 0; i < ACCOUNTS; i += 1) {
-      const seeded = await handle.db
-        .transaction()
-        .execute((tx) =>
-          seedAccount(tx, {
-            session: true,
-            prepaidMicro: 100_000n * USD,
-            settlementPrefix: `bench:${RUN_ID}`,
-          }),
-        );
+      const seeded = await handle.db.transaction().execute((tx) =>
+        seedAccount(tx, {
+          session: true,
+          prepaidMicro: 100_000n * USD,
+          settlementPrefix: `bench:${RUN_ID}`,
+        }),
+      );
       if (!seeded.token) throw new Error('seeding a bench session failed');
       accounts.push({
         accountId: seeded.accountId,
