@@ -1,0 +1,149 @@
+// The intent_slices table (migration 0031): each slice's signed UserOperation, recorded before it
+// is sent, and what became of it.
+
+import type { Selectable } from 'kysely';
+import type { Hex } from 'viem';
+import type { UserOperation } from 'viem/account-abstraction';
+import type { DbExecutor } from '../../core/db/database.ts';
+import type { Timestamp } from '../../core/db/schema.ts';
+import type { Call } from '../delegations/index.ts';
+
+export type SliceState = 'signed' | 'landed' | 'reverted' | 'dropped';
+
+export interface IntentSlicesTable {
+  intent_id: string;
+  seq: number;
+  chain_id: number;
+  venue: string;
+  calls: unknown;
+  user_op: unknown;
+  user_op_hash: string;
+  state: SliceState;
+  tx_hash: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../core/db/schema.ts' {
+  interface Database {
+    intent_slices: IntentSlicesTable;
+  }
+}
+
+export interface SliceRecord {
+  intentId: string;
+  seq: number;
+  chainId: number;
+  venue: string;
+  calls: Call[];
+  op: UserOperation<'0.7'>;
+  hash: Hex;
+  state: SliceState;
+  txHash: Hex | null;
+}
+
+/** The integer fields of a v0.7 UserOperation, stored as decimal strings. */
+const BIGINT_FIELDS = [
+  'nonce',
+  'callGasLimit',
+  'verificationGasLimit',
+  'preVerificationGas',
+  'maxFeePerGas',
+  'maxPriorityFeePerGas',
+  'paymasterVerificationGasLimit',
+  'paymasterPostOpGasLimit',
+] as const;
+
+function storedOp(op: UserOperation<'0.7'>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...op };
+  for (const f of BIGINT_FIELDS) if (typeof op[f] === 'bigint') out[f] = op[f].toString();
+  return out;
+}
+
+function loadedOp(stored: Record<string, unknown>): UserOperation<'0.7'> {
+  const out: Record<string, unknown> = { ...stored };
+  for (const f of BIGINT_FIELDS) if (typeof stored[f] === 'string') out[f] = BigInt(stored[f]);
+  return out as unknown as UserOperation<'0.7'>;
+}
+
+const storedCalls = (calls: readonly Call[]) =>
+  calls.map((c) => ({ to: c.to, data: c.data, value: c.value.toString() }));
+
+const loadedCalls = (stored: unknown): Call[] =>
+  (stored as { to: Hex; data: Hex; value: string }[]).map((c) => ({ ...c, value: BigInt(c.value) }));
+
+function fromRow(r: Selectable<IntentSlicesTable>): SliceRecord {
+  return {
+    intentId: r.intent_id,
+    seq: r.seq,
+    chainId: r.chain_id,
+    venue: r.venue,
+    calls: loadedCalls(r.calls),
+    op: loadedOp(r.user_op as Record<string, unknown>),
+    hash: r.user_op_hash as Hex,
+    state: r.state,
+    txHash: r.tx_hash as Hex | null,
+  };
+}
+
+/** Records a signed slice (state `signed`): commit it before the operation is sent. */
+export async function insertSlice(db: DbExecutor, slice: Omit<SliceRecord, 'state' | 'txHash'>, at: Date) {
+  await db
+    .insertInto('intent_slices')
+    .values({
+      intent_id: slice.intentId,
+      seq: slice.seq,
+      chain_id: slice.chainId,
+      venue: slice.venue,
+      calls: JSON.stringify(storedCalls(slice.calls)),
+      user_op: JSON.stringify(storedOp(slice.op)),
+      user_op_hash: slice.hash.toLowerCase(),
+      state: 'signed',
+      tx_hash: null,
+      created_at: at,
+      updated_at: at,
+    })
+    .execute();
+}
+
+export async function findSlice(db: DbExecutor, intentId: string, seq: number): Promise<SliceRecord | null> {
+  const row = await db
+    .selectFrom('intent_slices')
+    .selectAll()
+    .where('intent_id', '=', intentId)
+    .where('seq', '=', seq)
+    .executeTakeFirst();
+  return row ? fromRow(row) : null;
+}
+
+/** The slices still `signed` (maybe in flight), oldest first: what a restart reconciles. */
+export async function signedSlices(db: DbExecutor, limit = 100): Promise<SliceRecord[]> {
+  const rows = await db
+    .selectFrom('intent_slices')
+    .selectAll()
+    .where('state', '=', 'signed')
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+  return rows.map(fromRow);
+}
+
+/** Settles a signed slice's state once; false when it was settled already. */
+export async function settleSlice(
+  db: DbExecutor,
+  intentId: string,
+  seq: number,
+  state: Exclude<SliceState, 'signed'>,
+  txHash: Hex | null,
+  at: Date,
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('intent_slices')
+    .set({ state, tx_hash: txHash?.toLowerCase() ?? null, updated_at: at })
+    .where('intent_id', '=', intentId)
+    .where('seq', '=', seq)
+    .where('state', '=', 'signed')
+    .returning('seq')
+    .executeTakeFirst();
+  return updated !== undefined;
+}
