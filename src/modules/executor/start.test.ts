@@ -1,5 +1,5 @@
 // The executor's first moves on admitted intents, on the devnet: the claim (a cancelled intent is
-// left alone), each abort reason the checks before any chain read give (the hold released, the fee
+// left alone), each abort reason the checks before the run give (the hold released, the fee
 // reversed, intent.aborted emitted, the intent readable as aborted), and a ready intent with the
 // owner's real delegation.
 
@@ -12,7 +12,6 @@ import { fundPrepaid } from '../../../test/support/prepaid.ts';
 import { createViemChainPort } from '../../adapters/chain/viem.ts';
 import { testConfig, type Config } from '../../config.ts';
 import { devnetBundlerUrls, devnetChain, devnetRpcUrls } from '../../devnet/devnet.ts';
-import { deployDevnetKernelAccount, devnetKernelAccount } from '../../devnet/kernel-accounts.ts';
 import { readPrepaidBalance } from '../billing/index.ts';
 import type { Delegation } from '../delegations/service.ts';
 import type { Intent } from '../intents/index.ts';
@@ -50,6 +49,7 @@ function executor(config: Partial<Config> = {}): ExecutorDeps {
     clock: t.deps.clock,
     db: t.db.db,
     registry,
+    chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
   };
 }
 
@@ -62,8 +62,13 @@ const req = (method: 'GET' | 'POST' | 'PUT', url: string, token: string, payload
   });
 
 /** A funded account, its policy on `chainId` for `wallet`, and one admitted intent. */
-async function admitted(chainId = 8453, wallet = randomAddress().toLowerCase(), kind = 'conversion') {
-  const acc = await createAccountWithSession(t.db.db);
+async function admitted(
+  chainId = 8453,
+  wallet = randomAddress().toLowerCase(),
+  kind = 'conversion',
+  account?: Awaited<ReturnType<typeof createAccountWithSession>>,
+) {
+  const acc = account ?? (await createAccountWithSession(t.db.db));
   await fundPrepaid(t.db.db, t.deps.clock, acc.accountId, 10n * USD);
   const put = await req('PUT', '/v1/policies', acc.sessionToken, { version: 1, wallet, chain_id: chainId });
   expect(put.statusCode, put.body).toBe(201);
@@ -162,14 +167,23 @@ describe('startIntent', () => {
     await expectAborted(a, 'NO_DELEGATION');
   });
 
-  it("is ready with the owner's active delegation, holding the reservation and the fee", async () => {
+  /** A faucet-funded Kernel account holding `usdc`, its owner's confirmed delegation, and an intent selling 10 USDC. */
+  async function delegated(usdc: bigint) {
     const owner = privateKeyToAccount(generatePrivateKey());
-    const kernel = await devnetKernelAccount(devnet, 8453, owner.address);
-    await deployDevnetKernelAccount(devnet, kernel);
-    const a = await admitted(8453, kernel.address.toLowerCase());
+    const acc = await createAccountWithSession(t.db.db);
+    const faucet = await req('POST', '/v1/dev/kernel-accounts', acc.sessionToken, {
+      chain_id: 8453,
+      owner: owner.address,
+      index: '0',
+      eth_wei: '0',
+      tokens: [{ symbol: 'USDC', amount: usdc.toString() }],
+    });
+    expect(faucet.statusCode, faucet.body).toBe(200);
+    const account = faucet.json<{ address: string }>().address;
+    const a = await admitted(8453, account.toLowerCase(), 'conversion', acc);
     const now = Math.floor(Date.now() / 1000);
     const prepared = await req('POST', '/v1/delegations/prepare', a.sessionToken, {
-      account: kernel.address,
+      account,
       chain_id: 8453,
       calls: [{ target: devnetChain(devnet, 8453).contracts.usdc, selector: '0x095ea7b3', value_limit: '0' }],
       valid_until: now + 7 * 24 * 3600,
@@ -180,11 +194,30 @@ describe('startIntent', () => {
     const signature = await owner.signTypedData(d.typed_data as Parameters<typeof owner.signTypedData>[0]);
     const confirmed = await req('POST', `/v1/delegations/${d.id}/confirm`, a.sessionToken, {
       enable_sig: signature,
+      owner: owner.address,
+      index: '0',
     });
     expect(confirmed.statusCode, confirmed.body).toBe(200);
+    return { ...a, delegationId: d.id };
+  }
 
+  it('aborts INSUFFICIENT_BALANCE naming the token, what the account holds and what it sells', async () => {
+    const a = await delegated(3n * USD);
     const out = await startIntent(executor(), a.intent.id);
-    expect(out).toMatchObject({ state: 'ready', delegationId: d.id });
+    expect(out).toMatchObject({
+      state: 'aborted',
+      abort: {
+        reason: 'INSUFFICIENT_BALANCE',
+        detail: { token: 'USDC', held: String(3n * USD), required: String(10n * USD) },
+      },
+    });
+    await expectAborted(a, 'INSUFFICIENT_BALANCE');
+  });
+
+  it("is ready with the owner's active delegation and the tokens, holding the reservation and the fee", async () => {
+    const a = await delegated(25n * USD);
+    const out = await startIntent(executor(), a.intent.id);
+    expect(out).toMatchObject({ state: 'ready', delegationId: a.delegationId });
     const read = (await req('GET', `/v1/intents/${a.intent.id}`, a.sessionToken)).json<Intent>();
     expect(read.status).toBe('executing');
     const fee = t.deps.config.fees.conversionIntentMicro;

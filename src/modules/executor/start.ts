@@ -1,11 +1,13 @@
 // The executor's first moves on an admitted intent: claim it (planned → executing), then the
-// checks that need no chain read, in order, each ending the run with its abort reason (spec
-// section 7): the kind on its chain, the chain served, the executor's key, the switches and an
-// active delegation. An abort releases what admission held and gives the fee back (no fill yet).
+// checks before the run, in order, each ending it with its abort reason (spec section 7): the
+// kind on its chain, the chain served, the executor's key, the switches, an active delegation,
+// and the account's balance of what it sells (the one chain read). An abort releases what admission held and gives the fee back (no fill yet).
 //
 // The on-chain run (balance, planner, slices by session key, ledgered fills) is not built yet:
 // nothing schedules `startIntent`; docs/executor.md says what remains.
 
+import { getAddress } from 'viem';
+import type { ChainPort } from '../../adapters/chain/port.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import { withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
@@ -47,6 +49,8 @@ export interface ExecutorDeps {
   clock: Clock;
   db: Db;
   registry: TokenRegistry;
+  /** Reads the account's balance (the only chain read before the run). */
+  chain: ChainPort;
 }
 
 export type StartOutcome =
@@ -57,7 +61,7 @@ export type StartOutcome =
 const actor = 'executor';
 
 /**
- * Claims the intent and runs the checks that need no chain read. `not_planned` when it is not
+ * Claims the intent and runs the checks before the run. `not_planned` when it is not
  * planned any more (cancelled, or another worker claimed it): nothing is done. `aborted` when a
  * check refused it (the intent is aborted, its hold released, its fee reversed, `intent.aborted`
  * emitted). `ready` when the on-chain run may begin, with the delegation it will use.
@@ -118,6 +122,27 @@ async function preflight(deps: ExecutorDeps, row: IntentRow): Promise<Abort | { 
     return {
       reason: 'NO_DELEGATION',
       detail: { wallet: row.wallet, chain_id: row.chain_id, why: 'no active session-key delegation' },
+    };
+  }
+  // The account must hold what it sells (for a gas top-up: the wrapped native to unwrap).
+  const token = getAddress(row.params.sell_token);
+  const required = BigInt(row.params.sell_amount);
+  let held: bigint;
+  try {
+    held = await deps.chain.erc20Balance(row.chain_id, token, getAddress(row.wallet));
+  } catch (err) {
+    return { reason: 'EXECUTION_ERROR', detail: { step: 'balance', message: (err as Error).message } };
+  }
+  if (held < required) {
+    const symbol = deps.registry.findToken(row.chain_id, token)?.symbol ?? token;
+    return {
+      reason: 'INSUFFICIENT_BALANCE',
+      detail: {
+        token: symbol,
+        address: token.toLowerCase(),
+        held: held.toString(),
+        required: required.toString(),
+      },
     };
   }
   return { delegationId: delegation };
