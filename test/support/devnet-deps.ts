@@ -2,15 +2,17 @@
 // adapters, the token registry with the venues that settle, and the price references, read once.
 
 import type { ChainPort } from '../../src/adapters/chain/port.ts';
+import { createViemChainPort } from '../../src/adapters/chain/viem.ts';
 import { createVenueAdapters, settlingVenues } from '../../src/adapters/venues/index.ts';
-import type { Config } from '../../src/config.ts';
+import { testConfig, type Config } from '../../src/config.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { createLogger } from '../../src/core/log.ts';
-import { devnetTokenAddresses, type DevnetInfo } from '../../src/devnet/devnet.ts';
+import { devnetRpcUrls, devnetTokenAddresses, type DevnetInfo } from '../../src/devnet/devnet.ts';
 import { withDevnetKernelModules } from '../../src/devnet/kernel-accounts.ts';
 import type { AppDeps } from '../../src/deps.ts';
 import { buildPriceReferences } from '../../src/modules/prices/index.ts';
 import { buildTokenRegistry, type DevnetTokenAddresses } from '../../src/modules/registry/index.ts';
+import { createTestApp, type TestApp } from './app.ts';
 
 export interface DevnetDepsOptions {
   /** Registry symbols of chain 8453 moved onto other addresses (a test's own tokens). */
@@ -45,4 +47,25 @@ export async function devnetDeps(
 /** The Kernel configuration `npm start` uses on the devnet: its own factory, implementation and modules. */
 export function devnetKernelConfig(devnet: DevnetInfo, config: Config): Config['kernel'] {
   return { ...config.kernel, modules: withDevnetKernelModules(config.kernel.modules, [], devnet) };
+}
+
+/**
+ * A test app on the devnet as the smart-account tests need it: the devnet's market (without price
+ * references unless `prices`), its Kernel modules, and the devnet in the deps.
+ */
+export async function devnetKernelApp(
+  devnet: DevnetInfo,
+  options: { prices?: boolean } = {},
+): Promise<TestApp> {
+  const config = testConfig();
+  const market = await devnetDeps(
+    devnet,
+    config,
+    createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
+    options.prices ? {} : { prices: false },
+  );
+  return createTestApp({
+    config: { kernel: devnetKernelConfig(devnet, config) },
+    deps: { ...market, devnet },
+  });
 }

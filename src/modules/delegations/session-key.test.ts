@@ -19,8 +19,8 @@ import {
 import { entryPoint07Abi, entryPoint07Address, type UserOperation } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.ts';
-import { devnetDeps, devnetKernelConfig } from '../../../test/support/devnet-deps.ts';
+import type { TestApp } from '../../../test/support/app.ts';
+import { devnetKernelApp } from '../../../test/support/devnet-deps.ts';
 import { bearer, createAccountWithSession, type AccountWithSession } from '../../../test/support/identity.ts';
 import { BundlerError, type BundlerPort } from '../../adapters/bundler/port.ts';
 import { createJsonRpcBundler } from '../../adapters/bundler/json-rpc.ts';
@@ -64,13 +64,7 @@ let chainPort: ChainPort;
 
 beforeAll(async () => {
   // The devnet's venues as `npm start` runs them: approvals may name only their contracts.
-  const market = await devnetDeps(devnet, config, createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }), {
-    prices: false,
-  });
-  t = await createTestApp({
-    config: { kernel: devnetKernelConfig(devnet, config) },
-    deps: { ...market, devnet },
-  });
+  t = await devnetKernelApp(devnet);
   user = await createAccountWithSession(t.db.db);
   bundler = createJsonRpcBundler({ urls: { [CHAIN]: chain.bundlerUrl! } });
   chainPort = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });

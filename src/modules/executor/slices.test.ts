@@ -7,8 +7,8 @@ import { encodeFunctionData, erc20Abi, getAddress, parseEther, type Address } fr
 import { entryPoint07Abi, entryPoint07Address } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.ts';
-import { devnetDeps, devnetKernelConfig } from '../../../test/support/devnet-deps.ts';
+import type { TestApp } from '../../../test/support/app.ts';
+import { devnetKernelApp } from '../../../test/support/devnet-deps.ts';
 import { bearer, createAccountWithSession } from '../../../test/support/identity.ts';
 import { fundPrepaid } from '../../../test/support/prepaid.ts';
 import { createJsonRpcBundler } from '../../adapters/bundler/json-rpc.ts';
@@ -30,13 +30,7 @@ let t: TestApp;
 let deps: SliceDeps;
 
 beforeAll(async () => {
-  const market = await devnetDeps(devnet, config, createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }), {
-    prices: false,
-  });
-  t = await createTestApp({
-    config: { kernel: devnetKernelConfig(devnet, config) },
-    deps: { ...market, devnet },
-  });
+  t = await devnetKernelApp(devnet);
   deps = {
     db: t.db.db,
     clock: t.deps.clock,

@@ -5,12 +5,12 @@
 
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.ts';
-import { devnetDeps, devnetKernelConfig } from '../../../test/support/devnet-deps.ts';
+import type { TestApp } from '../../../test/support/app.ts';
+import { devnetKernelApp } from '../../../test/support/devnet-deps.ts';
 import { bearer, createAccountWithSession, randomAddress } from '../../../test/support/identity.ts';
 import { fundPrepaid } from '../../../test/support/prepaid.ts';
 import { createViemChainPort } from '../../adapters/chain/viem.ts';
-import { testConfig, type Config } from '../../config.ts';
+import type { Config } from '../../config.ts';
 import { devnetBundlerUrls, devnetChain, devnetRpcUrls } from '../../devnet/devnet.ts';
 import { readPrepaidBalance } from '../billing/index.ts';
 import type { Delegation } from '../delegations/service.ts';
@@ -25,13 +25,8 @@ let t: TestApp;
 let registry: TokenRegistry;
 
 beforeAll(async () => {
-  const config = testConfig();
-  const market = await devnetDeps(devnet, config, createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }));
-  t = await createTestApp({
-    config: { kernel: devnetKernelConfig(devnet, config) },
-    deps: { ...market, devnet },
-  });
-  registry = market.tokenRegistry!;
+  t = await devnetKernelApp(devnet, { prices: true });
+  registry = t.deps.tokenRegistry!;
 });
 afterAll(async () => {
   await t?.close();
