@@ -18,7 +18,7 @@ import { createViemChainPort } from '../../adapters/chain/viem.ts';
 import { testConfig } from '../../config.ts';
 import { formatUsd } from '../../core/money.ts';
 import { devnetRpcUrls } from '../../devnet/devnet.ts';
-import { creditPrepaid, readPrepaidBalance } from '../billing/index.ts';
+import { readPrepaidBalance } from '../billing/index.ts';
 import { readSpendUsage } from '../policies/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
 import type { Intent } from './service.ts';
@@ -168,13 +168,7 @@ describe('POST /v1/intents', () => {
     const bare = await createTestApp({ deps: { ...withoutPrices, devnet } });
     try {
       const acc = await createAccountWithSession(bare.db.db);
-      await bare.db.db.transaction().execute((tx) =>
-        creditPrepaid(tx, bare.deps.clock, {
-          accountId: acc.accountId,
-          amountMicroUsd: USD,
-          settlementId: `test:${acc.accountId}`,
-        }),
-      );
+      await fundPrepaid(bare.db.db, bare.deps.clock, acc.accountId, USD);
       const wallet = randomAddress().toLowerCase();
       const send = (method: 'PUT' | 'POST', url: string, payload: object) =>
         bare.app.fastify.inject({ method, url, headers: bearer(acc.sessionToken), payload });

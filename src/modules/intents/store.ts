@@ -92,23 +92,29 @@ export async function insertIntent(tx: DbExecutor, row: IntentRow): Promise<void
 }
 
 /** The account's intent, or null (another account's intent is not found). `lock` holds it for `tx`. */
-export async function findIntent(
+export function findIntent(
   db: DbExecutor,
   accountId: string,
   id: string,
   lock = false,
 ): Promise<IntentRow | null> {
-  if (!isIntentId(id)) return null;
-  let q = db.selectFrom('intents').selectAll().where('id', '=', id).where('account_id', '=', accountId);
-  if (lock) q = q.forUpdate();
-  const row = await q.executeTakeFirst();
-  return row ? toRow(row) : null;
+  return selectIntent(db, id, accountId, lock);
 }
 
 /** The intent with this id, whatever its account (the executor's read), or null; `lock` holds it. */
-export async function findIntentById(db: DbExecutor, id: string, lock = false): Promise<IntentRow | null> {
+export function findIntentById(db: DbExecutor, id: string, lock = false): Promise<IntentRow | null> {
+  return selectIntent(db, id, null, lock);
+}
+
+async function selectIntent(
+  db: DbExecutor,
+  id: string,
+  accountId: string | null,
+  lock: boolean,
+): Promise<IntentRow | null> {
   if (!isIntentId(id)) return null;
   let q = db.selectFrom('intents').selectAll().where('id', '=', id);
+  if (accountId !== null) q = q.where('account_id', '=', accountId);
   if (lock) q = q.forUpdate();
   const row = await q.executeTakeFirst();
   return row ? toRow(row) : null;
