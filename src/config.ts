@@ -98,6 +98,17 @@ export interface Config {
     /** Time between two slices (at least two Base blocks). */
     sliceIntervalMs: number;
   };
+  /** The executor of intents (docs/executor.md). */
+  executor: {
+    /** How long one run step waits for a slice's receipt before it reschedules itself. */
+    receiptTimeoutMs: number;
+    /** How often it asks the bundler for that receipt. */
+    receiptPollMs: number;
+    /** Most reschedulings (between slices, waiting for receipts, redoing a dropped slice) of one intent. */
+    maxContinuations: number;
+    /** How long a built swap stays valid on chain (its deadline argument), seconds. */
+    swapTtlSeconds: number;
+  };
   /** On-chain payments to the platform: top-ups, x402 fees, auto-top-up arrows (USDC, EIP-3009). */
   payments: PaymentsConfig;
   /** Independent USD price references (docs/prices.md). */
@@ -565,6 +576,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     planner: {
       maxSlices: int('PLANNER_MAX_SLICES', 20, 1, 200),
       sliceIntervalMs: int('PLANNER_SLICE_INTERVAL_MS', 4_000, 0, 600_000),
+    },
+    executor: {
+      receiptTimeoutMs: int('EXECUTOR_RECEIPT_TIMEOUT_MS', 60_000, 100, 600_000),
+      receiptPollMs: int('EXECUTOR_RECEIPT_POLL_MS', 500, 10, 10_000),
+      maxContinuations: int('EXECUTOR_MAX_CONTINUATIONS', 200, 1, 10_000),
+      swapTtlSeconds: int('EXECUTOR_SWAP_TTL_SECONDS', 300, 30, 3_600),
     },
     payments: {
       chainId: paymentsChainId,

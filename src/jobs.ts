@@ -1,11 +1,12 @@
 // The job table: every background job the workers run and every periodic schedule, in one place
 // (the counterpart of src/routes.ts). Handlers must be idempotent: jobs run at least once.
 
-import type { JobHandler, JobSchedule } from './core/jobs/index.ts';
+import { enqueueJob, type JobHandler, type JobSchedule } from './core/jobs/index.ts';
 import { purgeExpiredIdempotencyKeys } from './core/http/idempotency.ts';
 import type { AppDeps } from './deps.ts';
 import { expireArrows, FIRE_JOB, fireAutoTopup, syncSettlingArrows } from './modules/billing/auto-topup.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
+import { failIntent, runIntentStep, type RunDeps } from './modules/executor/index.ts';
 import { purgePaymentChallenges } from './modules/feedback/index.ts';
 import {
   compactWebhookEnvelopes,
@@ -15,13 +16,53 @@ import {
   purgeTestAccounts,
   purgeWebhookOutbox,
 } from './modules/housekeeping/index.ts';
+import { EXECUTE_JOB } from './modules/intents/index.ts';
 import { expireHolds } from './modules/ledger/index.ts';
 import { reconcileStaleSettlements } from './modules/payments/index.ts';
 import { expireReservations } from './modules/policies/index.ts';
 import { settlementEffects } from './settlement-effects.ts';
 
-export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
+/** What the executor runs with, from the application's dependencies (null without a chain port). */
+function executorDeps(deps: AppDeps): RunDeps | null {
+  if (!deps.chain || !deps.tokenRegistry) return null;
   return {
+    config: deps.config,
+    clock: deps.clock,
+    db: deps.db,
+    registry: deps.tokenRegistry,
+    chain: deps.chain,
+    bundler: deps.bundler,
+    venues: deps.venues ?? [],
+    prices: deps.prices,
+    log: deps.log,
+  };
+}
+
+export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
+  const executor = executorDeps(deps);
+  return {
+    // One step of an intent's run (docs/executor.md); the next step is a new job, so no worker
+    // sleeps between slices. A step that keeps failing ends the intent EXECUTION_ERROR.
+    [EXECUTE_JOB]: async (job, ctx) => {
+      const id = (job.payload as { intent_id?: unknown } | null)?.intent_id;
+      if (typeof id !== 'string') return;
+      try {
+        if (!executor) throw new Error('the executor has no chain port or token registry');
+        const step = await runIntentStep(executor, id);
+        if (step.state === 'continue') {
+          await enqueueJob(deps.db, deps.clock, {
+            name: EXECUTE_JOB,
+            payload: { intent_id: id },
+            runAt: step.runAt,
+            singletonKey: `${id}:${step.runAt.getTime()}`,
+          });
+        }
+      } catch (err) {
+        if (ctx.attempt < job.max_attempts || !executor) throw err;
+        const ended = await failIntent(executor, id, (err as Error).message);
+        deps.log.error({ err, intent: id, ended }, 'intent step failed on its last attempt');
+      }
+    },
     'housekeeping.idempotency_keys': async () => {
       const deleted = await purgeExpiredIdempotencyKeys(deps.db, deps.clock);
       if (deleted > 0) deps.log.info({ deleted }, 'expired idempotency keys deleted');

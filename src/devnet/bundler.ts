@@ -43,6 +43,7 @@ import {
   type UserOperation,
 } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
+import { operationPart } from '../adapters/bundler/operation-logs.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import { requiredPrefundWei } from '../modules/smart-account/prefund.ts';
 
@@ -283,11 +284,10 @@ interface RawLog {
   [key: string]: unknown;
 }
 
-const topic = (eventName: 'UserOperationEvent' | 'UserOperationRevertReason' | 'BeforeExecution') =>
+const topic = (eventName: 'UserOperationEvent' | 'UserOperationRevertReason') =>
   encodeEventTopics({ abi: entryPoint07Abi, eventName })[0]!;
 const USER_OPERATION_EVENT = topic('UserOperationEvent');
 const REVERT_REASON_EVENT = topic('UserOperationRevertReason');
-const BEFORE_EXECUTION_EVENT = topic('BeforeExecution');
 
 const isEntryPointLog = (log: RawLog, eventTopic: Hex) =>
   isAddressEqual(log.address, ENTRY_POINT) && log.topics[0]?.toLowerCase() === eventTopic;
@@ -540,40 +540,19 @@ export async function startDevnetBundler(options: DevnetBundlerOptions): Promise
       txHash,
     ]);
     if (!txReceipt) return null;
-    const index = txReceipt.logs.findIndex(
-      (l) => isEntryPointLog(l, USER_OPERATION_EVENT) && l.topics[1]?.toLowerCase() === hash,
-    );
-    const eventLog = txReceipt.logs[index];
-    if (!eventLog) return null;
-    // The operation's own logs: after the previous operation's event (or BeforeExecution), up to its event.
-    let start = index - 1;
-    while (
-      start >= 0 &&
-      !isEntryPointLog(txReceipt.logs[start]!, USER_OPERATION_EVENT) &&
-      !isEntryPointLog(txReceipt.logs[start]!, BEFORE_EXECUTION_EVENT)
-    ) {
-      start--;
-    }
-    const own = txReceipt.logs.slice(start + 1, index);
-    const { args } = decodeEventLog({ abi: entryPoint07Abi, eventName: 'UserOperationEvent', ...eventLog });
-    const reasonLog = own.find(
-      (l) => isEntryPointLog(l, REVERT_REASON_EVENT) && l.topics[1]?.toLowerCase() === hash,
-    );
-    const reason = reasonLog
-      ? decodeEventLog({ abi: entryPoint07Abi, eventName: 'UserOperationRevertReason', ...reasonLog }).args
-          .revertReason
-      : undefined;
+    const part = operationPart(txReceipt.logs, hash);
+    if (!part) return null;
     return {
       userOpHash: hash,
       entryPoint: ENTRY_POINT,
-      sender: args.sender,
-      nonce: toHex(args.nonce),
-      paymaster: args.paymaster,
-      actualGasCost: toHex(args.actualGasCost),
-      actualGasUsed: toHex(args.actualGasUsed),
-      success: args.success,
-      ...(reason === undefined ? {} : { reason }),
-      logs: own,
+      sender: part.sender,
+      nonce: toHex(part.nonce),
+      paymaster: part.paymaster,
+      actualGasCost: toHex(part.actualGasCost),
+      actualGasUsed: toHex(part.actualGasUsed),
+      success: part.success,
+      ...(part.revertReason === undefined ? {} : { reason: part.revertReason }),
+      logs: part.logs,
       receipt: txReceipt,
     };
   }

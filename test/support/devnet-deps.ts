@@ -7,7 +7,13 @@ import { createVenueAdapters, settlingVenues } from '../../src/adapters/venues/i
 import { testConfig, type Config } from '../../src/config.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { createLogger } from '../../src/core/log.ts';
-import { devnetRpcUrls, devnetTokenAddresses, type DevnetInfo } from '../../src/devnet/devnet.ts';
+import {
+  devnetBundlerUrls,
+  devnetRpcUrls,
+  devnetTokenAddresses,
+  type DevnetInfo,
+} from '../../src/devnet/devnet.ts';
+import { createJsonRpcBundler } from '../../src/adapters/bundler/json-rpc.ts';
 import { withDevnetKernelModules } from '../../src/devnet/kernel-accounts.ts';
 import type { AppDeps } from '../../src/deps.ts';
 import { buildPriceReferences } from '../../src/modules/prices/index.ts';
@@ -51,21 +57,20 @@ export function devnetKernelConfig(devnet: DevnetInfo, config: Config): Config['
 
 /**
  * A test app on the devnet as the smart-account tests need it: the devnet's market (without price
- * references unless `prices`), its Kernel modules, and the devnet in the deps.
+ * references unless `prices`; registry symbols moved onto a test's tokens with `relocate`), its
+ * Kernel modules, its bundler, and the devnet in the deps; `config` overrides settings.
  */
 export async function devnetKernelApp(
   devnet: DevnetInfo,
-  options: { prices?: boolean } = {},
+  options: { prices?: boolean; relocate?: DevnetTokenAddresses[number]; config?: Partial<Config> } = {},
 ): Promise<TestApp> {
   const config = testConfig();
-  const market = await devnetDeps(
-    devnet,
-    config,
-    createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
-    options.prices ? {} : { prices: false },
-  );
+  const market = await devnetDeps(devnet, config, createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }), {
+    ...(options.prices ? {} : { prices: false }),
+    ...(options.relocate ? { relocate: options.relocate } : {}),
+  });
   return createTestApp({
-    config: { kernel: devnetKernelConfig(devnet, config) },
-    deps: { ...market, devnet },
+    config: { kernel: devnetKernelConfig(devnet, config), ...options.config },
+    deps: { ...market, devnet, bundler: createJsonRpcBundler({ urls: devnetBundlerUrls(devnet) }) },
   });
 }

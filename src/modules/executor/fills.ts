@@ -23,7 +23,7 @@ const eventsAbi = parseAbi([
 /** The native coin's key in a movement map. */
 export const NATIVE = 'native';
 /** SLIP-44 coin type of ETH, the native coin of every chain Purser serves. */
-const ETH_SLIP44 = 60;
+export const ETH_SLIP44 = 60;
 
 /**
  * The account's signed movement per token (lowercase address, or NATIVE) over `logs`: incoming

@@ -1,8 +1,11 @@
-// The executor module: what runs an admitted intent. Built: its first moves (claim, the checks
-// before the run, abort), one operation by session key, slices that survive a crash and fills
-// read from receipts; the run that schedules them is the next part (docs/executor.md).
+// The executor module: what runs an admitted intent (docs/executor.md). The `intents.execute`
+// job runs `runIntentStep` until the intent ends; the parts are exported for their tests.
 
 export { accountMovements, fillEntries, NATIVE, type ReceiptLog } from './fills.ts';
+export { abortIntent, filledValueMicro, finishIntent, type IntentEnd } from './finish.ts';
+export { uncoveredCall } from './grant.ts';
+export type { Abort, AbortReason, RunReport, SliceReport } from './report.ts';
+export { failIntent, runIntentStep, UNWRAP_VENUE, type RunDeps, type StepOutcome } from './run.ts';
 export {
   permissionInstalled,
   signSessionOperation,
@@ -10,13 +13,6 @@ export {
   type SessionGrant,
   type SignedOperation,
 } from './session-operation.ts';
-export { landSlice, recordSignedSlice, type SliceDeps, type SliceOutcome } from './slices.ts';
-export {
-  abortIntent,
-  startIntent,
-  type Abort,
-  type AbortReason,
-  type ExecutorDeps,
-  type StartOutcome,
-} from './start.ts';
-export { findSlice, signedSlices, type SliceRecord, type SliceState } from './store.ts';
+export { dropSlice, landSlice, recordSignedSlice, type SliceDeps, type SliceOutcome } from './slices.ts';
+export { startIntent, type ExecutorDeps, type StartOutcome } from './start.ts';
+export { findSlice, intentSlices, signedSlices, type SliceRecord, type SliceState } from './store.ts';

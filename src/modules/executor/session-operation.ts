@@ -101,7 +101,16 @@ export async function signSessionOperation(
     gas: { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas },
   });
   const gas = await deps.bundler.estimateUserOperationGas(chainId, withStubSignature(draft, enable));
-  const op = await signDelegatedOperation({ ...draft, ...gas }, chainId, deps.sessionKey, enable);
+  // A quarter more call gas than estimated: the estimate ran in the last block, the operation runs
+  // in a later one (a pool's first swap of a block writes its time-weighted price: two more cold
+  // stores). Unused call gas is returned but for the EntryPoint's 10% penalty on it.
+  const callGasLimit = gas.callGasLimit + gas.callGasLimit / 4n;
+  const op = await signDelegatedOperation(
+    { ...draft, ...gas, callGasLimit },
+    chainId,
+    deps.sessionKey,
+    enable,
+  );
   return { op, hash: userOperationHash(op, chainId), mode, deploys: deployment !== null };
 }
 

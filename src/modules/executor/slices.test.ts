@@ -120,14 +120,21 @@ describe('slices across a crash', () => {
         venue: 'devnet-amm',
         grant,
         calls,
+        facts: { part: 0, sell_amount: '0', quoted_buy_amount: '0', min_buy_amount: '0', reference: null },
       });
 
     // 1. Recorded, then the process died before sending: the restart finds it signed and sends it.
     const first = await slice(1, [approve(5_000_000n)]);
     expect(first.op.factory).toBeTruthy(); // the account is not deployed: the first one deploys it
     expect((await signedSlices(t.db.db)).map((s) => s.hash)).toContain(first.hash);
-    const landed = await landSlice(deps, first, WAIT);
+    // What the outcome means for the intent runs once, with the record's settlement.
+    const settled: string[] = [];
+    const onSettled = async (_tx: unknown, outcome: { state: string }) => {
+      settled.push(outcome.state);
+    };
+    const landed = await landSlice(deps, first, WAIT, onSettled);
     expect(landed.state).toBe('landed');
+    expect(landed.state === 'landed' && landed.gasCostWei > 0n).toBe(true);
     expect(await allowance(account)).toBe(5_000_000n);
     expect(await findSlice(t.db.db, intent.id, 1)).toMatchObject({
       state: 'landed',
@@ -135,8 +142,9 @@ describe('slices across a crash', () => {
     });
     // Landing it again (a second restart) sends nothing: still one operation executed.
     const executed = await sequence(account, first.op.nonce);
-    expect(await landSlice(deps, first, WAIT)).toMatchObject({ state: 'landed' });
+    expect(await landSlice(deps, first, WAIT, onSettled)).toMatchObject({ state: 'landed' });
     expect(await sequence(account, first.op.nonce)).toBe(executed);
+    expect(settled).toEqual(['landed']);
 
     // 2. Sent just before the crash: the restart finds it on chain and does not send it again.
     const second = await slice(2, [approve(7_000_000n)]);

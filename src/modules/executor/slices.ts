@@ -6,12 +6,14 @@
 import { getAddress, type Hex, type LocalAccount } from 'viem';
 import { entryPoint07Abi, entryPoint07Address } from 'viem/account-abstraction';
 import { BundlerError, type BundlerPort, type UserOperationReceiptV07 } from '../../adapters/bundler/port.ts';
+import { operationPart } from '../../adapters/bundler/operation-logs.ts';
 import type { ChainPort } from '../../adapters/chain/port.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/database.ts';
+import { withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
 import type { Call } from '../delegations/index.ts';
-import { signSessionOperation, type SessionGrant } from './session-operation.ts';
-import { insertSlice, settleSlice, type SliceRecord } from './store.ts';
+import type { ReceiptLog } from './fills.ts';
+import { signSessionOperation, type SessionGrant, type SignedOperation } from './session-operation.ts';
+import { insertSlice, settleSlice, type SliceFacts, type SliceRecord } from './store.ts';
 
 export interface SliceDeps {
   db: Db;
@@ -21,14 +23,27 @@ export interface SliceDeps {
   sessionKey: LocalAccount;
 }
 
+/** What became of a slice's operation; a landed or reverted one paid `gasCostWei` either way. */
 export type SliceOutcome =
-  | { state: 'landed' | 'reverted'; txHash: Hex; receipt: UserOperationReceiptV07 | null }
+  | {
+      state: 'landed' | 'reverted';
+      txHash: Hex;
+      /** The EntryPoint's `actualGasCost`: what the account paid (from its deposit) for the operation. */
+      gasCostWei: bigint;
+      /** The operation's own logs (not the whole bundle's). */
+      logs: ReceiptLog[];
+      /** The revert data of a reverted execution, when the EntryPoint reported it. */
+      revertReason?: string;
+    }
   | { state: 'dropped' };
 
 /** How far back a restart looks for the operation's event when the bundler no longer knows it. */
 const EVENT_LOOKBACK_BLOCKS = 50_000n;
 
-/** Signs the slice's operation and commits its record (state `signed`). Nothing is sent. */
+/**
+ * Signs the slice's operation (unless `signed` is given: signed already) and commits its record
+ * (state `signed`). Nothing is sent.
+ */
 export async function recordSignedSlice(
   deps: SliceDeps,
   slice: {
@@ -38,9 +53,11 @@ export async function recordSignedSlice(
     venue: string;
     grant: SessionGrant;
     calls: Call[];
+    facts: SliceFacts;
   },
+  signed?: SignedOperation,
 ): Promise<SliceRecord> {
-  const signed = await signSessionOperation(deps, slice.chainId, slice.grant, slice.calls);
+  signed ??= await signSessionOperation(deps, slice.chainId, slice.grant, slice.calls);
   const record = {
     intentId: slice.intentId,
     seq: slice.seq,
@@ -49,6 +66,7 @@ export async function recordSignedSlice(
     calls: slice.calls,
     op: signed.op,
     hash: signed.hash,
+    facts: slice.facts,
   };
   await insertSlice(deps.db, record, deps.clock.now());
   return { ...record, state: 'signed', txHash: null };
@@ -58,23 +76,45 @@ export async function recordSignedSlice(
  * Brings a recorded slice to its outcome, on a first attempt or after a crash: its receipt when
  * the operation is on chain already; otherwise, while its nonce is unused, the recorded operation
  * is sent (again) and awaited; when another operation used the nonce, it is `dropped`. The
- * outcome is written on the record.
+ * outcome is written on the record, and `onSettled` runs in the same transaction when this call
+ * is the one that wrote it (never twice for a slice).
  */
 export async function landSlice(
   deps: SliceDeps,
   slice: SliceRecord,
   wait: { timeoutMs: number; pollIntervalMs?: number },
+  onSettled?: (tx: DbExecutor, outcome: SliceOutcome) => Promise<void>,
 ): Promise<SliceOutcome> {
   const outcome = await outcomeOf(deps, slice, wait);
-  await settleSlice(
-    deps.db,
-    slice.intentId,
-    slice.seq,
-    outcome.state,
-    outcome.state === 'dropped' ? null : outcome.txHash,
-    deps.clock.now(),
-  );
+  await settle(deps, slice, outcome, onSettled);
   return outcome;
+}
+
+/** Writes the outcome on the record once; what it means for the intent commits with it. */
+async function settle(
+  deps: Pick<SliceDeps, 'db' | 'clock'>,
+  slice: SliceRecord,
+  outcome: SliceOutcome,
+  onSettled: ((tx: DbExecutor, outcome: SliceOutcome) => Promise<void>) | undefined,
+): Promise<void> {
+  await withTransaction(deps.db, async (tx) => {
+    const txHash = outcome.state === 'dropped' ? null : outcome.txHash;
+    const first = await settleSlice(tx, slice.intentId, slice.seq, outcome.state, txHash, deps.clock.now());
+    if (first && onSettled) await onSettled(tx, outcome);
+  });
+}
+
+/**
+ * Settles a recorded slice as `dropped` without sending it again: the bundler refused the
+ * operation (its simulation failed), so it never entered a mempool and its nonce stays unused.
+ * `onSettled` runs as for landSlice.
+ */
+export async function dropSlice(
+  deps: Pick<SliceDeps, 'db' | 'clock'>,
+  slice: SliceRecord,
+  onSettled?: (tx: DbExecutor, outcome: SliceOutcome) => Promise<void>,
+): Promise<void> {
+  await settle(deps, slice, { state: 'dropped' }, onSettled);
 }
 
 async function outcomeOf(
@@ -100,7 +140,9 @@ function fromReceipt(receipt: UserOperationReceiptV07): SliceOutcome {
   return {
     state: receipt.success ? 'landed' : 'reverted',
     txHash: receipt.receipt.transactionHash,
-    receipt,
+    gasCostWei: receipt.actualGasCost,
+    logs: receipt.logs,
+    ...(receipt.reason ? { revertReason: receipt.reason } : {}),
   };
 }
 
@@ -130,9 +172,14 @@ async function fromEvent(deps: SliceDeps, slice: SliceRecord): Promise<SliceOutc
   });
   const event = logs[0];
   if (!event) return { state: 'dropped' };
+  const receipt = await client.getTransactionReceipt({ hash: event.transactionHash });
+  const part = operationPart(receipt.logs, slice.hash);
+  if (!part) throw new Error(`transaction ${event.transactionHash} lacks the event of ${slice.hash}`);
   return {
-    state: event.args.success ? 'landed' : 'reverted',
+    state: part.success ? 'landed' : 'reverted',
     txHash: event.transactionHash,
-    receipt: null,
+    gasCostWei: part.actualGasCost,
+    logs: part.logs,
+    ...(part.revertReason ? { revertReason: part.revertReason } : {}),
   };
 }

@@ -9,6 +9,7 @@ import type { TestApp } from '../../../test/support/app.ts';
 import { devnetKernelApp } from '../../../test/support/devnet-deps.ts';
 import { bearer, createAccountWithSession, randomAddress } from '../../../test/support/identity.ts';
 import { fundPrepaid } from '../../../test/support/prepaid.ts';
+import { createJsonRpcBundler } from '../../adapters/bundler/json-rpc.ts';
 import { createViemChainPort } from '../../adapters/chain/viem.ts';
 import type { Config } from '../../config.ts';
 import { devnetBundlerUrls, devnetChain, devnetRpcUrls } from '../../devnet/devnet.ts';
@@ -33,18 +34,14 @@ afterAll(async () => {
 });
 
 /** The executor as a worker on the devnet would run it; `config` overrides the chain settings. */
-function executor(config: Partial<Config> = {}): ExecutorDeps {
+function executor(config: Partial<Config> = {}, bundlerUrls = devnetBundlerUrls(devnet)): ExecutorDeps {
   return {
-    config: {
-      ...t.deps.config,
-      rpcUrls: devnetRpcUrls(devnet),
-      bundlerUrls: devnetBundlerUrls(devnet),
-      ...config,
-    },
+    config: { ...t.deps.config, ...config },
     clock: t.deps.clock,
     db: t.db.db,
     registry,
     chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
+    bundler: createJsonRpcBundler({ urls: bundlerUrls }),
   };
 }
 
@@ -129,7 +126,7 @@ describe('startIntent', () => {
 
   it('aborts UNSUPPORTED_CHAIN when the chain has no bundler configured', async () => {
     const a = await admitted();
-    const out = await startIntent(executor({ bundlerUrls: {} }), a.intent.id);
+    const out = await startIntent(executor({}, {}), a.intent.id);
     expect(out).toMatchObject({
       state: 'aborted',
       abort: { reason: 'UNSUPPORTED_CHAIN', detail: { unconfigured: ['BUNDLER_URL_8453'] } },

@@ -20,6 +20,7 @@ export interface IntentSlicesTable {
   user_op_hash: string;
   state: SliceState;
   tx_hash: string | null;
+  facts: unknown;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -28,6 +29,21 @@ declare module '../../core/db/schema.ts' {
   interface Database {
     intent_slices: IntentSlicesTable;
   }
+}
+
+/** What the executor planned for a slice, recorded with it (migration 0032). */
+export interface SliceFacts {
+  /** The index of the plan's part the slice carries (a dropped slice's part is carried again). */
+  part: number;
+  /** Sell-token base units the slice sells. */
+  sell_amount: string;
+  /** What the venue quoted for it, and the least the calls accept (buy-token base units). */
+  quoted_buy_amount: string;
+  min_buy_amount: string;
+  /** The independent reference then (buy-token base units per sell-token base unit = num/den), if any. */
+  reference: { num: string; den: string } | null;
+  /** Wei the relayer deposited at the EntryPoint for the account's prefund before the slice. */
+  sponsored_wei?: string;
 }
 
 export interface SliceRecord {
@@ -40,6 +56,7 @@ export interface SliceRecord {
   hash: Hex;
   state: SliceState;
   txHash: Hex | null;
+  facts: SliceFacts;
 }
 
 /** The integer fields of a v0.7 UserOperation, stored as decimal strings. */
@@ -83,6 +100,7 @@ function fromRow(r: Selectable<IntentSlicesTable>): SliceRecord {
     hash: r.user_op_hash as Hex,
     state: r.state,
     txHash: r.tx_hash as Hex | null,
+    facts: r.facts as SliceFacts,
   };
 }
 
@@ -100,6 +118,7 @@ export async function insertSlice(db: DbExecutor, slice: Omit<SliceRecord, 'stat
       user_op_hash: slice.hash.toLowerCase(),
       state: 'signed',
       tx_hash: null,
+      facts: JSON.stringify(slice.facts),
       created_at: at,
       updated_at: at,
     })
@@ -114,6 +133,17 @@ export async function findSlice(db: DbExecutor, intentId: string, seq: number): 
     .where('seq', '=', seq)
     .executeTakeFirst();
   return row ? fromRow(row) : null;
+}
+
+/** The intent's slices in the order they were recorded. */
+export async function intentSlices(db: DbExecutor, intentId: string): Promise<SliceRecord[]> {
+  const rows = await db
+    .selectFrom('intent_slices')
+    .selectAll()
+    .where('intent_id', '=', intentId)
+    .orderBy('seq')
+    .execute();
+  return rows.map(fromRow);
 }
 
 /** The slices still `signed` (maybe in flight), oldest first: what a restart reconciles. */

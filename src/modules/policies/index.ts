@@ -37,6 +37,12 @@ export {
   type ReserveSpendResult,
   type SpendCapRule,
 } from './reservations.ts';
-export { activePolicyOf, getActivePolicy, noPolicyError, type ActivePolicy } from './service.ts';
+export {
+  activePolicyOf,
+  getActivePolicy,
+  noPolicyError,
+  pinnedPolicy,
+  type ActivePolicy,
+} from './service.ts';
 export type { PolicyRow } from './store.ts';
 export { formatUsd, parseUsd, usdToMicro } from '../../core/money.ts';

@@ -21,7 +21,14 @@ import { switchRules, type SwitchRuleName } from './switch-rules.ts';
 import { switchesOffFor } from '../switches/index.ts';
 import { readSpendUsage } from './reservations.ts';
 import { usdToMicro } from '../../core/money.ts';
-import { insertPolicy, latestPolicy, listPolicyRows, lockPolicyHistory, type PolicyRow } from './store.ts';
+import {
+  insertPolicy,
+  latestPolicy,
+  listPolicyRows,
+  lockPolicyHistory,
+  policyVersion,
+  type PolicyRow,
+} from './store.ts';
 
 export const POLICY_LIST_DEFAULT_LIMIT = 50;
 export const POLICY_LIST_MAX_LIMIT = 200;
@@ -118,6 +125,19 @@ export async function getActivePolicy(
   wallet: string,
 ): Promise<ActivePolicy | null> {
   return activePolicyOf(await latestPolicy(db, accountId, wallet.toLowerCase()), registry);
+}
+
+/**
+ * The policy version an action pinned (an intent's), read back: null when that version is gone
+ * or its hash is not the pinned one (then the action is no longer covered by what it pinned).
+ */
+export async function pinnedPolicy(
+  db: DbExecutor,
+  registry: TokenRegistry,
+  pin: { accountId: string; wallet: string; version: number; hash: string },
+): Promise<ActivePolicy | null> {
+  const row = await policyVersion(db, pin.accountId, pin.wallet.toLowerCase(), pin.version);
+  return row && row.hash === pin.hash ? activePolicyOf(row, registry) : null;
 }
 
 /** The active policy a latest policy row (read by the caller) stands for. */

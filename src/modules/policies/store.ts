@@ -71,6 +71,23 @@ export async function latestPolicy(
   return row ?? null;
 }
 
+/** One version of the wallet's policy history, or null. */
+export async function policyVersion(
+  db: DbExecutor,
+  accountId: string,
+  wallet: string,
+  version: number,
+): Promise<PolicyRow | null> {
+  const row = await db
+    .selectFrom('policies')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('wallet', '=', wallet)
+    .where('version', '=', version)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
 export async function insertPolicy(tx: DbExecutor, row: PolicyRow): Promise<void> {
   await tx
     .insertInto('policies')

@@ -118,6 +118,85 @@ export interface QuoteComparison {
   metered_fee: { product: 'conversion'; estimated_fee_usd: string; basis: string };
 }
 
+/** A sale to plan: the tokens resolved, whether both are the registry's, and the slippage budget. */
+export interface SaleToPlan {
+  chainId: number;
+  sellToken: Address;
+  buyToken: Address;
+  sellAmount: bigint;
+  /** The account that will execute (aggregators may tailor the route). */
+  taker?: Address;
+  /** Only these venues may be asked (an intent's venues); absent: every venue. */
+  allow?: readonly string[];
+  tokensSupported: boolean;
+  slippageBps: number;
+}
+
+export interface PlannedSale {
+  /** Every asked venue's full-size answer. */
+  full: QuoteAllResult;
+  /** The independent reference the planner used, or null. */
+  reference: Price | null;
+  result: PlannerResult;
+}
+
+/**
+ * Asks the venues for the full size, reads the reference, and runs the planner, probing the best
+ * venue when every check before the probe passes: the quote preview and the executor plan the same
+ * way.
+ */
+export async function planSale(
+  deps: Pick<QuoteDeps, 'db' | 'venues' | 'prices' | 'config'>,
+  sale: SaleToPlan,
+  deadline: Deadline,
+): Promise<PlannedSale> {
+  const venueDeps = { db: deps.db, venues: deps.venues, venueTimeoutMs: deps.config.venues.timeoutMs };
+  const pair = {
+    chainId: sale.chainId,
+    sellToken: sale.sellToken,
+    buyToken: sale.buyToken,
+    ...(sale.taker ? { taker: sale.taker } : {}),
+  };
+  const full = await quoteAllVenues(venueDeps, {
+    ...pair,
+    sellAmount: sale.sellAmount,
+    ...(sale.allow ? { allow: sale.allow } : {}),
+    deadline,
+  });
+  let reference: Price | null = null;
+  if (sale.tokensSupported && deps.prices) {
+    const cross = deps.prices.crossPrice(sale.chainId, sale.sellToken, sale.buyToken);
+    if (cross.ok) reference = { num: cross.price.num, den: cross.price.den };
+  }
+  const plannerInput = {
+    sellAmount: sale.sellAmount,
+    slippageBps: sale.slippageBps,
+    tokensSupported: sale.tokensSupported,
+    venuesAsked: full.asked.length,
+    quotes: full.quotes.map((q) => ({ venue: q.venue, buyAmount: q.buyAmount })),
+    reference,
+    maxSlices: deps.config.planner.maxSlices,
+    intervalMs: deps.config.planner.sliceIntervalMs,
+  };
+  // Only an order that passes every check before the probe is worth the probe's quote.
+  let result: PlannerResult = planOrder({ ...plannerInput, probe: null });
+  if (!result.ok && result.abort.reason === 'VENUE_NO_QUOTE' && result.best && !deadline.expired()) {
+    const probeAmount = probeSellAmount(sale.sellAmount);
+    const probed = await quoteAllVenues(venueDeps, {
+      ...pair,
+      sellAmount: probeAmount,
+      allow: [result.best.venue],
+      deadline,
+    });
+    const answer = probed.quotes[0];
+    result = planOrder({
+      ...plannerInput,
+      probe: answer ? { sellAmount: probeAmount, buyAmount: answer.buyAmount } : null,
+    });
+  }
+  return { full, reference, result };
+}
+
 /** Compares the venues for one sale and previews the planner; see the file comment. */
 export async function compareQuotes(
   deps: QuoteDeps,
@@ -142,10 +221,18 @@ export async function compareQuotes(
   }
   const slippageBps = platformDefaults(deps.registry, chain.chainId as PolicyChainId).execution
     .max_slippage_bps;
-  const venueDeps = { db: deps.db, venues: deps.venues, venueTimeoutMs: deps.config.venues.timeoutMs };
-  const sale = { chainId: chain.chainId, sellToken: sell.address, buyToken: buy.address };
-
-  const full = await quoteAllVenues(venueDeps, { ...sale, sellAmount: request.sellAmount, deadline });
+  const { full, result } = await planSale(
+    deps,
+    {
+      chainId: chain.chainId,
+      sellToken: sell.address,
+      buyToken: buy.address,
+      sellAmount: request.sellAmount,
+      tokensSupported: sell.listed && buy.listed,
+      slippageBps,
+    },
+    deadline,
+  );
   if (full.failures.length > 0) {
     deps.log.info(
       {
@@ -159,38 +246,6 @@ export async function compareQuotes(
     throw new AppError('VENUE_UNAVAILABLE', noVenueMessage(chain.chainId, full), {
       remediation: 'Retry in a few seconds; GET /v1/tokens lists the venues that settle on the chain.',
       next: TOKENS_NEXT,
-    });
-  }
-
-  let reference: Price | null = null;
-  if (sell.listed && buy.listed && deps.prices) {
-    const cross = deps.prices.crossPrice(chain.chainId, sell.address, buy.address);
-    if (cross.ok) reference = { num: cross.price.num, den: cross.price.den };
-  }
-  const plannerInput = {
-    sellAmount: request.sellAmount,
-    slippageBps,
-    tokensSupported: sell.listed && buy.listed,
-    venuesAsked: full.asked.length,
-    quotes: full.quotes.map((q) => ({ venue: q.venue, buyAmount: q.buyAmount })),
-    reference,
-    maxSlices: deps.config.planner.maxSlices,
-    intervalMs: deps.config.planner.sliceIntervalMs,
-  };
-  // Only an order that passes every check before the probe is worth the probe's quote.
-  let result: PlannerResult = planOrder({ ...plannerInput, probe: null });
-  if (!result.ok && result.abort.reason === 'VENUE_NO_QUOTE' && result.best && !deadline.expired()) {
-    const probeAmount = probeSellAmount(request.sellAmount);
-    const probed = await quoteAllVenues(venueDeps, {
-      ...sale,
-      sellAmount: probeAmount,
-      allow: [result.best.venue],
-      deadline,
-    });
-    const answer = probed.quotes[0];
-    result = planOrder({
-      ...plannerInput,
-      probe: answer ? { sellAmount: probeAmount, buyAmount: answer.buyAmount } : null,
     });
   }
 

@@ -1,0 +1,143 @@
+// A settled slice, ledgered: in the transaction that writes the slice's outcome (slices.ts,
+// `landSlice`'s `onSettled`), one balanced group per slice with what its logs say moved (the fill:
+// the wallet's side and the venue's), the gas it paid (to `external:<chain>`) and any prefund the
+// relayer deposited for it (from `external:<chain>`), stamped with intent, slice, transaction
+// hash and the pinned policy's hash; the slice appended to the intent's report; and
+// `intent.slice_settled`. So a fill is ledgered before anything else happens to its intent.
+
+import { getAddress, type Address } from 'viem';
+import type { Clock } from '../../core/clock.ts';
+import type { DbExecutor } from '../../core/db/database.ts';
+import { emitEvent } from '../events/index.ts';
+import { findIntentById } from '../intents/index.ts';
+import {
+  externalAccount,
+  nativeAsset,
+  postGroup,
+  walletAccount,
+  type LedgerEntryInput,
+} from '../ledger/index.ts';
+import type { TokenRegistry } from '../registry/index.ts';
+import { accountMovements, ETH_SLIP44, fillEntries, NATIVE } from './fills.ts';
+import {
+  addToTotals,
+  priceOf,
+  referencePrice,
+  runReport,
+  versusReferenceBps,
+  type SliceReport,
+} from './report.ts';
+import type { SliceOutcome } from './slices.ts';
+import type { SliceRecord } from './store.ts';
+
+/** The decimals of a token of the chain (the native placeholder and unknown tokens: 18). */
+export function decimalsOf(registry: TokenRegistry, chainId: number, token: string): number {
+  return registry.findToken(chainId, token)?.decimals ?? 18;
+}
+
+/** The ledger entries of gas paid and prefund sponsored for the wallet, balanced against the outside. */
+function gasEntries(
+  chainId: number,
+  wallet: string,
+  gasWei: bigint,
+  sponsoredWei: bigint,
+): LedgerEntryInput[] {
+  const asset = nativeAsset(chainId, ETH_SLIP44);
+  const net = sponsoredWei - gasWei;
+  if (net === 0n) return [];
+  return [
+    { account: walletAccount(chainId, wallet), asset, amount: net },
+    { account: externalAccount(chainId), asset, amount: -net },
+  ];
+}
+
+/** Books a slice's outcome in `tx` (see the file comment). Called once per slice. */
+export async function bookSlice(
+  tx: DbExecutor,
+  deps: { clock: Clock; registry: TokenRegistry },
+  slice: SliceRecord,
+  outcome: SliceOutcome,
+): Promise<SliceReport> {
+  const row = await findIntentById(tx, slice.intentId, true);
+  if (!row) throw new Error(`intent ${slice.intentId} is missing`);
+  const chainId = row.chain_id;
+  const wallet = getAddress(row.wallet);
+  const sellToken = row.params.sell_token;
+  const buyToken = row.params.buy_token;
+  const sponsoredWei = BigInt(slice.facts.sponsored_wei ?? '0');
+  const decimals = {
+    sell: decimalsOf(deps.registry, chainId, sellToken),
+    buy: decimalsOf(deps.registry, chainId, buyToken),
+  };
+  let sold = 0n;
+  let bought = 0n;
+  let gasWei = 0n;
+  if (outcome.state !== 'dropped') {
+    gasWei = outcome.gasCostWei;
+    const wrapped = (deps.registry.chain(chainId)?.wrappedNative ?? null) as Address | null;
+    const moves = accountMovements(outcome.logs, wallet, wrapped);
+    // A gas top-up buys the native coin: its Withdrawal log reads as native in.
+    sold = -(moves.get(sellToken) ?? 0n);
+    bought = moves.get(row.kind === 'gas_topup' ? NATIVE : buyToken) ?? 0n;
+    const entries = [
+      ...(outcome.state === 'landed' ? fillEntries(chainId, row.wallet, slice.venue, moves) : []),
+      ...gasEntries(chainId, row.wallet, gasWei, sponsoredWei),
+    ];
+    if (entries.length > 0) {
+      const booked = await postGroup(tx, deps.clock, {
+        settlementId: `intent:${row.id}:slice:${slice.seq}`,
+        accountId: row.account_id,
+        kind: outcome.state === 'landed' ? `fill.${row.kind}` : 'gas',
+        entries,
+        policyHash: `sha256:${row.policy_hash}`,
+        memo: {
+          wallet: row.wallet,
+          intent: row.id,
+          slice: slice.seq,
+          venue: slice.venue,
+          tx_hash: outcome.txHash.toLowerCase(),
+          user_op_hash: slice.hash.toLowerCase(),
+        },
+      });
+      if (!booked.ok) {
+        throw new Error(`slice ${slice.seq} of intent ${row.id} could not be ledgered: ${booked.reason}`);
+      }
+    }
+  }
+  const reference = slice.facts.reference;
+  const entry: SliceReport = {
+    seq: slice.seq,
+    part: slice.facts.part,
+    venue: slice.venue,
+    state: outcome.state,
+    sell_amount: slice.facts.sell_amount,
+    sold: sold.toString(),
+    bought: bought.toString(),
+    quoted_buy_amount: slice.facts.quoted_buy_amount,
+    min_buy_amount: slice.facts.min_buy_amount,
+    price: priceOf(sold, bought, decimals.sell, decimals.buy),
+    reference_price: referencePrice(reference, decimals.sell, decimals.buy),
+    vs_reference_bps: versusReferenceBps(sold, bought, reference),
+    user_op_hash: slice.hash.toLowerCase(),
+    tx_hash: outcome.state === 'dropped' ? null : outcome.txHash.toLowerCase(),
+    gas_wei: gasWei.toString(),
+    sponsored_wei: sponsoredWei.toString(),
+    ...(outcome.state === 'reverted' && outcome.revertReason ? { revert_reason: outcome.revertReason } : {}),
+    settled_at: deps.clock.now().toISOString(),
+  };
+  const report = runReport(row);
+  report.slices.push(entry);
+  report.totals = addToTotals(report.totals, { sold, bought, gasWei, sponsoredWei }, decimals);
+  await tx
+    .updateTable('intents')
+    .set({ report: JSON.stringify(report), updated_at: deps.clock.now() })
+    .where('id', '=', row.id)
+    .execute();
+  await emitEvent(tx, deps.clock, {
+    accountId: row.account_id,
+    kind: 'intent.slice_settled',
+    subject: row.id,
+    payload: { id: row.id, wallet: row.wallet, ...entry },
+  });
+  return entry;
+}

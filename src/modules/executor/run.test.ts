@@ -1,0 +1,233 @@
+// The run of a conversion on the devnet, with no stand-ins: an agent's owner gets a Kernel account
+// from the faucet, funds it, publishes a policy, delegates to the executor's session key; the
+// agent's intent is planned into slices on a real AMM (a pool of this test's own, so no other test
+// moves its price), executed by the `intents.execute` job one slice per step, each slice a
+// UserOperation through the devnet's bundler; the balances read back with viem moved exactly as
+// the ledger says. A delegation revoked between two slices stops the next one: the first fill
+// stays ledgered, the fee is kept, the hold settles by what filled.
+
+import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseUnits, type Address } from 'viem';
+import { entryPoint07Abi, entryPoint07Address } from 'viem/account-abstraction';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { delegatedAgent } from '../../../test/support/agent.ts';
+import type { TestApp } from '../../../test/support/app.ts';
+import { devnetKernelApp } from '../../../test/support/devnet-deps.ts';
+import { marketTrader, testMarket, type TestMarket, type TestToken } from '../../../test/support/markets.ts';
+import { testConfig } from '../../config.ts';
+import { createWorker } from '../../core/jobs/index.ts';
+import { devnetChain } from '../../devnet/devnet.ts';
+import { jobHandlers } from '../../jobs.ts';
+import { NARROWED_SELECTORS } from '../delegations/rules.ts';
+import { EXECUTE_JOB, type Intent } from '../intents/index.ts';
+import { balanceOf, erc20Asset, nativeAsset, walletAccount } from '../ledger/index.ts';
+import { readSpendUsage } from '../policies/index.ts';
+import { readPrepaidBalance } from '../billing/index.ts';
+import { runIntentStep, type RunDeps, type RunReport } from './index.ts';
+
+const devnet = inject('devnet');
+const CHAIN = 8453;
+const chainInfo = devnetChain(devnet, CHAIN);
+const USD = 1_000_000n;
+let market: TestMarket;
+let t: TestApp;
+let usdc: TestToken;
+let eurc: TestToken;
+
+beforeAll(async () => {
+  // EURC at 1.08 USDC, as the devnet's EUR/USD feed says; 10,800 USDC deep on one side.
+  market = await testMarket(devnet, { TKU: 6, TKE: 6 }, [
+    { venue: 'devnet-amm', pair: ['TKE', 'TKU'], fee: null, depth: ['10000', '10800'] },
+  ]);
+  usdc = market.tokens.TKU!;
+  eurc = market.tokens.TKE!;
+  const config = testConfig();
+  t = await devnetKernelApp(devnet, {
+    prices: true,
+    relocate: { USDC: usdc.address, EURC: eurc.address },
+    config: {
+      planner: { ...config.planner, sliceIntervalMs: 100 },
+      executor: { ...config.executor, receiptPollMs: 50 },
+    },
+  });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const client = () => t.deps.chain!.publicClient(CHAIN);
+
+/** Mints `amount` of the test token and hands it to `to`. */
+async function give(token: TestToken, to: Address, amount: bigint) {
+  const trader = await marketTrader(market, token, amount);
+  const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
+  expect(await trader.send([{ to: token.address, data, value: 0n }])).toEqual(['success']);
+}
+
+/** What the account holds on chain: the two tokens, and its native coin with its EntryPoint deposit. */
+async function holdings(account: Address) {
+  const token = (t: TestToken) =>
+    client().readContract({ address: t.address, abi: erc20Abi, functionName: 'balanceOf', args: [account] });
+  const deposit = await client().readContract({
+    address: entryPoint07Address,
+    abi: entryPoint07Abi,
+    functionName: 'balanceOf',
+    args: [account],
+  });
+  return {
+    usdc: await token(usdc),
+    eurc: await token(eurc),
+    native: (await client().getBalance({ address: account })) + deposit,
+  };
+}
+
+/** What the ledger says the wallet holds. */
+async function ledgered(wallet: string) {
+  const account = walletAccount(CHAIN, wallet);
+  return {
+    usdc: await balanceOf(t.db.db, account, erc20Asset(CHAIN, usdc.address)),
+    eurc: await balanceOf(t.db.db, account, erc20Asset(CHAIN, eurc.address)),
+    native: await balanceOf(t.db.db, account, nativeAsset(CHAIN, 60)),
+  };
+}
+
+/** An agent whose Kernel account holds 100 USDC and some ETH, delegated approve and swap. */
+async function agent() {
+  const a = await delegatedAgent(t, {
+    ethWei: parseEther('0.05'),
+    policy: { execution: { max_slippage_bps: 100 } },
+    calls: [
+      { target: usdc.address, selector: NARROWED_SELECTORS.approve, value_limit: '0' },
+      {
+        target: chainInfo.contracts.uniswapV2Router02!,
+        selector: NARROWED_SELECTORS.uniswapV2Swap,
+        value_limit: '0',
+      },
+    ],
+  });
+  await give(usdc, getAddress(a.account), parseUnits('100', 6));
+  return a;
+}
+
+const sellSixty = (wallet: string) => ({
+  wallet,
+  kind: 'conversion',
+  sell_token: usdc.address,
+  buy_token: eurc.address,
+  sell_amount: String(60n * USD),
+  venues: ['devnet-amm'],
+  // 1%: the planner cuts 60 USDC into two slices here, and the pool, which nobody arbitrages on
+  // the devnet, stays within twice the budget of the reference for both.
+  max_slippage_bps: 100,
+});
+
+const runDeps = (): RunDeps => ({
+  config: t.deps.config,
+  clock: t.deps.clock,
+  db: t.db.db,
+  registry: t.deps.tokenRegistry!,
+  chain: t.deps.chain!,
+  bundler: t.deps.bundler,
+  venues: t.deps.venues ?? [],
+  prices: t.deps.prices,
+  log: t.deps.log,
+});
+
+describe('the run of a conversion', () => {
+  it('fills across slices on a real AMM, one job step per slice; the chain moved as the ledger says', async () => {
+    const a = await agent();
+    const before = await holdings(getAddress(a.account));
+    const intent = await a.api<Intent>('POST', '/v1/intents', sellSixty(a.wallet));
+    expect(intent.status).toBe('planned');
+
+    const worker = createWorker({
+      db: t.db.db,
+      clock: t.deps.clock,
+      log: t.deps.log,
+      handlers: { [EXECUTE_JOB]: jobHandlers(t.deps)[EXECUTE_JOB]! },
+      pollIntervalMs: 20,
+    });
+    let ran = 0;
+    let read = intent;
+    const until = Date.now() + 90_000;
+    while (!['filled', 'aborted'].includes(read.status) && Date.now() < until) {
+      ran += await worker.runDueJobsOnce();
+      read = await a.api<Intent>('GET', `/v1/intents/${intent.id}`);
+      if (!['filled', 'aborted'].includes(read.status)) await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(read.params.abort ?? null).toBeNull();
+    expect(read.status).toBe('filled');
+    const report = read.report as unknown as RunReport;
+    expect(report.plan!.venue).toBe('devnet-amm');
+    expect(report.plan!.slice_count).toBeGreaterThanOrEqual(2);
+    expect(report.slices.map((s) => s.state)).toEqual(report.plan!.slices.map(() => 'landed'));
+    // Each step ran as its own job: one per slice, and the last one ended the intent.
+    expect(ran).toBe(report.plan!.slice_count);
+    expect(report.continuations).toBe(report.plan!.slice_count - 1);
+    for (const s of report.slices) {
+      expect(BigInt(s.bought)).toBeGreaterThanOrEqual(BigInt(s.min_buy_amount));
+      expect(s.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+      // Within twice the 1% budget of the oracle (what the executor checks on each slice's quote).
+      expect(Math.abs(s.vs_reference_bps!)).toBeLessThan(200);
+    }
+    expect(report.totals.sold).toBe(String(60n * USD));
+
+    // The chain moved exactly as the ledger says: what left, what arrived, and the gas paid.
+    const after = await holdings(getAddress(a.account));
+    const books = await ledgered(a.wallet);
+    expect(books.usdc).toBe(after.usdc - before.usdc);
+    expect(books.usdc).toBe(-60n * USD);
+    expect(books.eurc).toBe(after.eurc - before.eurc);
+    expect(books.eurc).toBe(BigInt(report.totals.bought));
+    expect(books.native).toBe(after.native - before.native);
+    expect(-books.native).toBe(BigInt(report.totals.gas_wei));
+
+    // Each fill's group is stamped with the intent, the slice, its transaction and the policy.
+    const groups = await t.db.db
+      .selectFrom('ledger_groups')
+      .select(['settlement_id', 'policy_hash', 'memo'])
+      .where('settlement_id', 'like', `intent:${intent.id}:slice:%`)
+      .orderBy('settlement_id')
+      .execute();
+    expect(groups).toHaveLength(report.slices.length);
+    for (const [i, g] of groups.entries()) {
+      expect(g.policy_hash).toBe(`sha256:${intent.policy_hash}`);
+      expect(g.memo).toMatchObject({ intent: intent.id, slice: i + 1, tx_hash: report.slices[i]!.tx_hash });
+    }
+    // The hold settled at the value that filled; the fee stays charged.
+    const usage = await readSpendUsage(t.db.db, t.deps.clock, a.accountId, a.wallet);
+    expect(usage.dayMicroUsd).toBe(60n * USD);
+    const kinds = (await a.api<{ events: { kind: string }[] }>('GET', '/v1/events?limit=50')).events
+      .map((e) => e.kind)
+      .filter((k) => k.startsWith('intent.'))
+      .reverse();
+    expect(kinds).toEqual([
+      'intent.planned',
+      'intent.executing',
+      ...report.slices.map(() => 'intent.slice_settled'),
+      'intent.filled',
+    ]);
+  });
+
+  it('stops before the next slice when the delegation is revoked mid-run; the first fill stays ledgered', async () => {
+    const a = await agent();
+    const intent = await a.api<Intent>('POST', '/v1/intents', sellSixty(a.wallet));
+    const balance = (await readPrepaidBalance(t.db.db, a.accountId)).balanceMicro;
+    const first = await runIntentStep(runDeps(), intent.id);
+    expect(first).toMatchObject({ state: 'continue', why: 'next_slice' });
+    await a.api('DELETE', `/v1/delegations/${a.delegationId}`);
+    expect(await runIntentStep(runDeps(), intent.id)).toEqual({ state: 'done', status: 'aborted' });
+
+    const read = await a.api<Intent>('GET', `/v1/intents/${intent.id}`);
+    expect(read.status).toBe('aborted');
+    expect(read.params.abort).toMatchObject({ reason: 'NO_DELEGATION' });
+    const report = read.report as unknown as RunReport;
+    expect(report.slices).toHaveLength(1);
+    const sold = BigInt(report.totals.sold);
+    expect(sold).toBeGreaterThan(0n);
+    expect(sold).toBeLessThan(60n * USD);
+    expect((await ledgered(a.wallet)).usdc).toBe(-sold);
+    // A partial fill keeps its fee; the hold counts what filled, rounded up to the micro-dollar.
+    expect((await readPrepaidBalance(t.db.db, a.accountId)).balanceMicro).toBe(balance);
+    expect((await readSpendUsage(t.db.db, t.deps.clock, a.accountId, a.wallet)).dayMicroUsd).toBe(sold);
+  });
+});
