@@ -65,7 +65,12 @@ export async function devnetKernelApp(
   options: { prices?: boolean; relocate?: DevnetTokenAddresses[number]; config?: Partial<Config> } = {},
 ): Promise<TestApp> {
   const config = testConfig();
-  const market = await devnetDeps(devnet, config, createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }), {
+  // With the relayer, as `npm start` has it: it deposits the prefund of an account with no ETH.
+  const chain = createViemChainPort({
+    rpcUrls: devnetRpcUrls(devnet),
+    ...(config.payments.relayerPrivateKey ? { relayerPrivateKey: config.payments.relayerPrivateKey } : {}),
+  });
+  const market = await devnetDeps(devnet, config, chain, {
     ...(options.prices ? {} : { prices: false }),
     ...(options.relocate ? { relocate: options.relocate } : {}),
   });

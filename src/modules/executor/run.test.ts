@@ -208,6 +208,49 @@ describe('the run of a conversion', () => {
     ]);
   });
 
+  it('tops up gas from an account with no ETH: the relayer pays the prefund, WETH unwraps into ETH', async () => {
+    const weth = getAddress(chainInfo.contracts.weth);
+    const a = await delegatedAgent(t, {
+      ethWei: 0n,
+      tokens: [{ symbol: 'WETH', amount: parseEther('0.01').toString() }],
+      calls: [{ target: weth, selector: '0x2e1a7d4d', value_limit: '0' }],
+    });
+    const account = getAddress(a.account);
+    const wethHeld = () =>
+      client().readContract({ address: weth, abi: erc20Abi, functionName: 'balanceOf', args: [account] });
+    const before = { ...(await holdings(account)), weth: await wethHeld() };
+    expect(before.native).toBe(0n);
+    const amount = parseEther('0.001');
+    const intent = await a.api<Intent>('POST', '/v1/intents', {
+      wallet: a.wallet,
+      kind: 'gas_topup',
+      sell_token: weth,
+      buy_token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
+      sell_amount: amount.toString(),
+    });
+    expect(await runIntentStep(runDeps(), intent.id)).toEqual({ state: 'done', status: 'filled' });
+
+    const read = await a.api<Intent>('GET', `/v1/intents/${intent.id}`);
+    const report = read.report as unknown as RunReport;
+    expect(report.slices).toHaveLength(1);
+    expect(report.slices[0]).toMatchObject({
+      state: 'landed',
+      sold: amount.toString(),
+      bought: amount.toString(),
+    });
+    const sponsored = BigInt(report.totals.sponsored_wei);
+    const gas = BigInt(report.totals.gas_wei);
+    expect(sponsored).toBeGreaterThan(0n);
+    expect(gas).toBeGreaterThan(0n);
+    // ETH arrived (less the gas the relayer's deposit paid), WETH left, as the ledger says.
+    const after = { ...(await holdings(account)), weth: await wethHeld() };
+    const books = await ledgered(a.wallet);
+    expect(after.weth - before.weth).toBe(-amount);
+    expect(await balanceOf(t.db.db, walletAccount(CHAIN, a.wallet), erc20Asset(CHAIN, weth))).toBe(-amount);
+    expect(after.native - before.native).toBe(amount + sponsored - gas);
+    expect(books.native).toBe(after.native - before.native);
+  });
+
   it('stops before the next slice when the delegation is revoked mid-run; the first fill stays ledgered', async () => {
     const a = await agent();
     const intent = await a.api<Intent>('POST', '/v1/intents', sellSixty(a.wallet));
