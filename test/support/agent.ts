@@ -20,6 +20,8 @@ export interface AgentOptions {
   calls: { target: string; selector: string; value_limit: string }[];
   /** Extra policy fields (the wallet and chain are set). */
   policy?: Record<string, unknown>;
+  /** The delegation's rate limit: this many operations in all. */
+  rateLimit?: number;
 }
 
 export async function delegatedAgent(t: TestApp, options: AgentOptions) {
@@ -58,6 +60,7 @@ export async function delegatedAgent(t: TestApp, options: AgentOptions) {
     chain_id: chainId,
     calls: options.calls,
     valid_until: Math.floor(Date.now() / 1000) + 7 * 24 * 3600,
+    ...(options.rateLimit ? { rate_limit: { count: options.rateLimit } } : {}),
   });
   const enableSig = await owner.signTypedData(
     prepared.typed_data as Parameters<typeof owner.signTypedData>[0],

@@ -5,14 +5,16 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseUnits, type Address } from 'viem';
+import { getAddress, parseUnits, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { delegatedAgent } from '../../../test/support/agent.ts';
 import type { TestApp } from '../../../test/support/app.ts';
-import { devnetKernelApp } from '../../../test/support/devnet-deps.ts';
-import { marketTrader, testMarket, type TestMarket, type TestToken } from '../../../test/support/markets.ts';
-import { devnetChain } from '../../devnet/devnet.ts';
-import { NARROWED_SELECTORS } from '../delegations/rules.ts';
+import {
+  chainHeld,
+  conversionAgent,
+  eurcMarket,
+  sellUsdc,
+  type EurcMarket,
+} from '../../../test/support/executor.ts';
 import type { Intent } from '../intents/index.ts';
 import { balanceOf, erc20Asset, walletAccount } from '../ledger/index.ts';
 import type { RunReport } from './index.ts';
@@ -25,24 +27,17 @@ if (!onPostgres) {
 
 const devnet = inject('devnet');
 const CHAIN = 8453;
-const chainInfo = devnetChain(devnet, CHAIN);
 const USD = 1_000_000n;
 const CHILD = fileURLToPath(new URL('../../../test/support/executor-worker-child.ts', import.meta.url));
-let market: TestMarket;
+let m: EurcMarket;
 let t: TestApp;
-let usdc: TestToken;
-let eurc: TestToken;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   if (!onPostgres) return;
   // Deep enough that twenty small sales stay within the budget of the reference.
-  market = await testMarket(devnet, { TKU: 6, TKE: 6 }, [
-    { venue: 'devnet-amm', pair: ['TKE', 'TKU'], fee: null, depth: ['100000', '108000'] },
-  ]);
-  usdc = market.tokens.TKU!;
-  eurc = market.tokens.TKE!;
-  t = await devnetKernelApp(devnet, { prices: true, relocate: { USDC: usdc.address, EURC: eurc.address } });
+  m = await eurcMarket(devnet, [{ venue: 'devnet-amm', usdcDepth: 108_000 }]);
+  t = m.t;
 });
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
@@ -57,7 +52,7 @@ function worker(id: string, options: { killAfterSend?: boolean } = {}) {
       ...process.env,
       EXECUTOR_CHILD: JSON.stringify({
         devnet,
-        relocate: { USDC: usdc.address, EURC: eurc.address },
+        relocate: { USDC: m.usdc.address, EURC: m.eurc.address },
         killAfterSend: options.killAfterSend ?? false,
         config: { planner: { ...t.deps.config.planner, sliceIntervalMs: 100 } },
       }),
@@ -82,46 +77,10 @@ async function waitFor<T>(what: string, read: () => Promise<T | null>, timeoutMs
   }
 }
 
-async function give(token: TestToken, to: Address, amount: bigint) {
-  const trader = await marketTrader(market, token, amount);
-  const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
-  expect(await trader.send([{ to: token.address, data, value: 0n }])).toEqual(['success']);
-}
-
-const held = (token: TestToken, account: Address) =>
-  t.deps.chain!.publicClient(CHAIN).readContract({
-    address: token.address,
-    abi: erc20Abi,
-    functionName: 'balanceOf',
-    args: [account],
-  });
-
-async function agent(usdcAmount: bigint) {
-  const a = await delegatedAgent(t, {
-    ethWei: parseEther('0.05'),
-    policy: { execution: { max_slippage_bps: 100 }, spend: { per_tx_usd: '1000' } },
-    calls: [
-      { target: usdc.address, selector: NARROWED_SELECTORS.approve, value_limit: '0' },
-      {
-        target: chainInfo.contracts.uniswapV2Router02!,
-        selector: NARROWED_SELECTORS.uniswapV2Swap,
-        value_limit: '0',
-      },
-    ],
-  });
-  await give(usdc, getAddress(a.account), usdcAmount);
-  return a;
-}
-
-const sale = (wallet: string, amount: bigint) => ({
-  wallet,
-  kind: 'conversion',
-  sell_token: usdc.address,
-  buy_token: eurc.address,
-  sell_amount: amount.toString(),
-  venues: ['devnet-amm'],
-  max_slippage_bps: 100,
-});
+const held = (token: 'usdc' | 'eurc', account: Address) => chainHeld(t, m[token], account);
+const agent = (usdc: bigint) =>
+  conversionAgent(devnet, m, usdc, { policy: { spend: { per_tx_usd: '1000' } } });
+const sale = (wallet: string, amount: bigint) => sellUsdc(m, wallet, amount);
 
 const statusOf = async (id: string) =>
   (await t.db.db.selectFrom('intents').select('status').where('id', '=', id).executeTakeFirstOrThrow())
@@ -145,17 +104,19 @@ async function expectFilledAsLedgered(
   const account = getAddress(a.account);
   const wallet = walletAccount(CHAIN, a.wallet);
   // Sold exactly once: a slice executed twice would have sold more than the intent.
-  expect((await held(usdc, account)) - before).toBe(-sold);
-  expect(await balanceOf(t.db.db, wallet, erc20Asset(CHAIN, usdc.address))).toBe(-sold);
-  expect(await balanceOf(t.db.db, wallet, erc20Asset(CHAIN, eurc.address))).toBe(await held(eurc, account));
-  expect(BigInt(report.totals.bought)).toBe(await held(eurc, account));
+  expect((await held('usdc', account)) - before).toBe(-sold);
+  expect(await balanceOf(t.db.db, wallet, erc20Asset(CHAIN, m.usdc.address))).toBe(-sold);
+  expect(await balanceOf(t.db.db, wallet, erc20Asset(CHAIN, m.eurc.address))).toBe(
+    await held('eurc', account),
+  );
+  expect(BigInt(report.totals.bought)).toBe(await held('eurc', account));
   return report;
 }
 
 describe.runIf(onPostgres)('the executor across worker processes', () => {
   it('completes an intent after its worker is killed between a broadcast and its receipt, executing nothing twice', async () => {
     const a = await agent(parseUnits('100', 6));
-    const before = await held(usdc, getAddress(a.account));
+    const before = await held('usdc', getAddress(a.account));
     const intent = await a.api<Intent>('POST', '/v1/intents', sale(a.wallet, 60n * USD));
 
     const doomed = worker('doomed', { killAfterSend: true });

@@ -6,49 +6,46 @@
 // the ledger says. A delegation revoked between two slices stops the next one: the first fill
 // stays ledgered, the fee is kept, the hold settles by what filled.
 
-import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseUnits, type Address } from 'viem';
+import { erc20Abi, getAddress, parseEther, type Address } from 'viem';
 import { entryPoint07Abi, entryPoint07Address } from 'viem/account-abstraction';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { delegatedAgent } from '../../../test/support/agent.ts';
 import type { TestApp } from '../../../test/support/app.ts';
-import { devnetKernelApp } from '../../../test/support/devnet-deps.ts';
-import { marketTrader, testMarket, type TestMarket, type TestToken } from '../../../test/support/markets.ts';
+import {
+  chainHeld,
+  conversionAgent,
+  eurcMarket,
+  runDeps,
+  sellUsdc,
+  type EurcMarket,
+} from '../../../test/support/executor.ts';
 import { testConfig } from '../../config.ts';
 import { createWorker } from '../../core/jobs/index.ts';
 import { devnetChain } from '../../devnet/devnet.ts';
 import { jobHandlers } from '../../jobs.ts';
-import { NARROWED_SELECTORS } from '../delegations/rules.ts';
+import { readPrepaidBalance } from '../billing/index.ts';
 import { EXECUTE_JOB, type Intent } from '../intents/index.ts';
 import { balanceOf, erc20Asset, nativeAsset, walletAccount } from '../ledger/index.ts';
 import { readSpendUsage } from '../policies/index.ts';
-import { readPrepaidBalance } from '../billing/index.ts';
-import { runIntentStep, type RunDeps, type RunReport } from './index.ts';
+import { runIntentStep, type RunReport } from './index.ts';
 
 const devnet = inject('devnet');
 const CHAIN = 8453;
 const chainInfo = devnetChain(devnet, CHAIN);
 const USD = 1_000_000n;
-let market: TestMarket;
+let m: EurcMarket;
 let t: TestApp;
-let usdc: TestToken;
-let eurc: TestToken;
 
 beforeAll(async () => {
-  // EURC at 1.08 USDC, as the devnet's EUR/USD feed says; 10,800 USDC deep on one side.
-  market = await testMarket(devnet, { TKU: 6, TKE: 6 }, [
-    { venue: 'devnet-amm', pair: ['TKE', 'TKU'], fee: null, depth: ['10000', '10800'] },
-  ]);
-  usdc = market.tokens.TKU!;
-  eurc = market.tokens.TKE!;
+  // 10,800 USDC deep, priced as the devnet's EUR/USD feed says.
   const config = testConfig();
-  t = await devnetKernelApp(devnet, {
-    prices: true,
-    relocate: { USDC: usdc.address, EURC: eurc.address },
+  m = await eurcMarket(devnet, [{ venue: 'devnet-amm', usdcDepth: 10_800 }], {
     config: {
       planner: { ...config.planner, sliceIntervalMs: 100 },
       executor: { ...config.executor, receiptPollMs: 50 },
     },
   });
+  t = m.t;
 });
 afterAll(async () => {
   await t?.close();
@@ -56,17 +53,8 @@ afterAll(async () => {
 
 const client = () => t.deps.chain!.publicClient(CHAIN);
 
-/** Mints `amount` of the test token and hands it to `to`. */
-async function give(token: TestToken, to: Address, amount: bigint) {
-  const trader = await marketTrader(market, token, amount);
-  const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
-  expect(await trader.send([{ to: token.address, data, value: 0n }])).toEqual(['success']);
-}
-
 /** What the account holds on chain: the two tokens, and its native coin with its EntryPoint deposit. */
 async function holdings(account: Address) {
-  const token = (t: TestToken) =>
-    client().readContract({ address: t.address, abi: erc20Abi, functionName: 'balanceOf', args: [account] });
   const deposit = await client().readContract({
     address: entryPoint07Address,
     abi: entryPoint07Abi,
@@ -74,8 +62,8 @@ async function holdings(account: Address) {
     args: [account],
   });
   return {
-    usdc: await token(usdc),
-    eurc: await token(eurc),
+    usdc: await chainHeld(t, m.usdc, account),
+    eurc: await chainHeld(t, m.eurc, account),
     native: (await client().getBalance({ address: account })) + deposit,
   };
 }
@@ -84,53 +72,16 @@ async function holdings(account: Address) {
 async function ledgered(wallet: string) {
   const account = walletAccount(CHAIN, wallet);
   return {
-    usdc: await balanceOf(t.db.db, account, erc20Asset(CHAIN, usdc.address)),
-    eurc: await balanceOf(t.db.db, account, erc20Asset(CHAIN, eurc.address)),
+    usdc: await balanceOf(t.db.db, account, erc20Asset(CHAIN, m.usdc.address)),
+    eurc: await balanceOf(t.db.db, account, erc20Asset(CHAIN, m.eurc.address)),
     native: await balanceOf(t.db.db, account, nativeAsset(CHAIN, 60)),
   };
 }
 
-/** An agent whose Kernel account holds 100 USDC and some ETH, delegated approve and swap. */
-async function agent() {
-  const a = await delegatedAgent(t, {
-    ethWei: parseEther('0.05'),
-    policy: { execution: { max_slippage_bps: 100 } },
-    calls: [
-      { target: usdc.address, selector: NARROWED_SELECTORS.approve, value_limit: '0' },
-      {
-        target: chainInfo.contracts.uniswapV2Router02!,
-        selector: NARROWED_SELECTORS.uniswapV2Swap,
-        value_limit: '0',
-      },
-    ],
-  });
-  await give(usdc, getAddress(a.account), parseUnits('100', 6));
-  return a;
-}
-
-const sellSixty = (wallet: string) => ({
-  wallet,
-  kind: 'conversion',
-  sell_token: usdc.address,
-  buy_token: eurc.address,
-  sell_amount: String(60n * USD),
-  venues: ['devnet-amm'],
-  // 1%: the planner cuts 60 USDC into two slices here, and the pool, which nobody arbitrages on
-  // the devnet, stays within twice the budget of the reference for both.
-  max_slippage_bps: 100,
-});
-
-const runDeps = (): RunDeps => ({
-  config: t.deps.config,
-  clock: t.deps.clock,
-  db: t.db.db,
-  registry: t.deps.tokenRegistry!,
-  chain: t.deps.chain!,
-  bundler: t.deps.bundler,
-  venues: t.deps.venues ?? [],
-  prices: t.deps.prices,
-  log: t.deps.log,
-});
+const agent = () => conversionAgent(devnet, m, 100n * USD);
+// 1%: the planner cuts 60 USDC into two slices here, and the pool, which nobody arbitrages on the
+// devnet, stays within twice the budget of the reference for both.
+const sellSixty = (wallet: string) => sellUsdc(m, wallet, 60n * USD);
 
 describe('the run of a conversion', () => {
   it('fills across slices on a real AMM, one job step per slice; the chain moved as the ledger says', async () => {
@@ -228,7 +179,7 @@ describe('the run of a conversion', () => {
       buy_token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
       sell_amount: amount.toString(),
     });
-    expect(await runIntentStep(runDeps(), intent.id)).toEqual({ state: 'done', status: 'filled' });
+    expect(await runIntentStep(runDeps(t), intent.id)).toEqual({ state: 'done', status: 'filled' });
 
     const read = await a.api<Intent>('GET', `/v1/intents/${intent.id}`);
     const report = read.report as unknown as RunReport;
@@ -255,10 +206,10 @@ describe('the run of a conversion', () => {
     const a = await agent();
     const intent = await a.api<Intent>('POST', '/v1/intents', sellSixty(a.wallet));
     const balance = (await readPrepaidBalance(t.db.db, a.accountId)).balanceMicro;
-    const first = await runIntentStep(runDeps(), intent.id);
+    const first = await runIntentStep(runDeps(t), intent.id);
     expect(first).toMatchObject({ state: 'continue', why: 'next_slice' });
     await a.api('DELETE', `/v1/delegations/${a.delegationId}`);
-    expect(await runIntentStep(runDeps(), intent.id)).toEqual({ state: 'done', status: 'aborted' });
+    expect(await runIntentStep(runDeps(t), intent.id)).toEqual({ state: 'done', status: 'aborted' });
 
     const read = await a.api<Intent>('GET', `/v1/intents/${intent.id}`);
     expect(read.status).toBe('aborted');

@@ -393,12 +393,29 @@ async function makePlan(deps: RunDeps, row: IntentRow, doc: PolicyDocument): Pro
         sellAmount: BigInt(row.params.sell_amount),
         taker: getAddress(row.wallet),
         allow: row.params.venues.filter((v) => (doc.execution.venues as readonly string[]).includes(v)),
-        tokensSupported: true,
+        // Admission checked both; a registry changed since (a restart) may have dropped one.
+        tokensSupported:
+          deps.registry.findToken(row.chain_id, row.params.sell_token) !== null &&
+          deps.registry.findToken(row.chain_id, row.params.buy_token) !== null,
         slippageBps: row.params.max_slippage_bps,
       },
       new Deadline(deps.config.venues.timeoutMs * 3),
     );
-    if (!planned.result.ok) throw new StepAbort(planned.result.abort);
+    if (!planned.result.ok) {
+      // Which venues were left out and which failed, beside the planner's own words.
+      const { reason, detail } = planned.result.abort;
+      const asked = planned.full;
+      throw new StepAbort({
+        reason,
+        detail: {
+          ...detail,
+          ...(asked.skipped.length > 0 ? { skipped: asked.skipped } : {}),
+          ...(asked.failures.length > 0
+            ? { failures: asked.failures.map((f) => ({ venue: f.venue, kind: f.kind, message: f.message })) }
+            : {}),
+        },
+      });
+    }
     const p = planned.result.plan;
     plan = {
       venue: p.venue,

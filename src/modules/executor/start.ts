@@ -92,9 +92,13 @@ async function preflight(deps: ExecutorDeps, row: IntentRow): Promise<Abort | { 
   return { delegationId: delegation };
 }
 
-/** EXECUTION_INTERRUPTED naming the first execution switch that is off for the intent, read fresh. */
+/**
+ * EXECUTION_INTERRUPTED naming the first execution switch that is off for the intent (environment,
+ * account or wallet), read fresh. A venue's switch only removes the venue from planning and
+ * slicing (VENUE_UNAVAILABLE when it was the one left; decisions.md "Switches").
+ */
 export async function switchedOff(db: DbExecutor, row: IntentRow): Promise<Abort | null> {
-  const first = (await switchesOffFor(db, row.account_id, row.wallet))[0];
+  const first = (await switchesOffFor(db, row.account_id, row.wallet)).find((s) => s.scope !== 'venue');
   if (!first) return null;
   return {
     reason: 'EXECUTION_INTERRUPTED',

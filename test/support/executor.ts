@@ -1,0 +1,134 @@
+// What the executor tests share: a USDC/EURC market of the test's own (two fresh tokens the
+// registry's USDC and EURC are moved onto, priced as the devnet's feeds say: 1 EURC = 1.08 USDC),
+// an app over it, agents whose Kernel accounts hold its USDC under a delegation to approve and swap
+// on devnet-amm, conversion requests, and the executor's dependencies as a worker builds them.
+
+import { encodeFunctionData, erc20Abi, getAddress, parseEther, type Address } from 'viem';
+import { expect } from 'vitest';
+import type { Config } from '../../src/config.ts';
+import { devnetChain, type DevnetInfo } from '../../src/devnet/devnet.ts';
+import type { DevnetPoolVenue } from '../../src/devnet/markets.ts';
+import { NARROWED_SELECTORS } from '../../src/modules/delegations/rules.ts';
+import type { RunDeps } from '../../src/modules/executor/index.ts';
+import { delegatedAgent } from './agent.ts';
+import type { TestApp } from './app.ts';
+import { devnetKernelApp } from './devnet-deps.ts';
+import { marketTrader, testMarket, type TestMarket, type TestToken } from './markets.ts';
+
+export interface EurcMarket {
+  market: TestMarket;
+  /** The test's tokens standing in for the registry's USDC and EURC. */
+  usdc: TestToken;
+  eurc: TestToken;
+  t: TestApp;
+}
+
+/**
+ * Fresh USDC and EURC stand-ins with pools on `venues` (`usdcDepth` USDC deep, EURC at `eurcPrice`
+ * USDC; default the feeds' 1.08), and an app over them (price references unless `prices: false`).
+ */
+export async function eurcMarket(
+  devnet: DevnetInfo,
+  pools: { venue: DevnetPoolVenue; usdcDepth: number; eurcPrice?: number }[],
+  options: { prices?: boolean; config?: Partial<Config> } = {},
+): Promise<EurcMarket> {
+  const market = await testMarket(
+    devnet,
+    { TKU: 6, TKE: 6 },
+    pools.map((p) => ({
+      venue: p.venue,
+      pair: ['TKE', 'TKU'] as [string, string],
+      fee: p.venue === 'uniswap-v3' ? 3000 : null,
+      depth: [(p.usdcDepth / (p.eurcPrice ?? 1.08)).toFixed(6), String(p.usdcDepth)] as [string, string],
+    })),
+  );
+  const usdc = market.tokens.TKU!;
+  const eurc = market.tokens.TKE!;
+  const t = await devnetKernelApp(devnet, {
+    prices: options.prices ?? true,
+    relocate: { USDC: usdc.address, EURC: eurc.address },
+    ...(options.config ? { config: options.config } : {}),
+  });
+  return { market, usdc, eurc, t };
+}
+
+/** Mints `amount` of the test token and hands it to `to`. */
+export async function giveToken(market: TestMarket, token: TestToken, to: Address, amount: bigint) {
+  const trader = await marketTrader(market, token, amount);
+  const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
+  expect(await trader.send([{ to: token.address, data, value: 0n }])).toEqual(['success']);
+}
+
+/** The token balance of `account` on chain 8453. */
+export function chainHeld(t: TestApp, token: TestToken | Address, account: Address): Promise<bigint> {
+  return t.deps.chain!.publicClient(8453).readContract({
+    address: typeof token === 'string' ? token : token.address,
+    abi: erc20Abi,
+    functionName: 'balanceOf',
+    args: [account],
+  });
+}
+
+/**
+ * An agent whose Kernel account holds `usdcAmount` of the market's USDC and 0.05 ETH, with a
+ * policy allowing a 1% budget (and `policy`), delegated approve and swap on devnet-amm (or `calls`).
+ */
+export async function conversionAgent(
+  devnet: DevnetInfo,
+  m: EurcMarket,
+  usdcAmount: bigint,
+  options: {
+    policy?: Record<string, unknown>;
+    calls?: { target: string; selector: string; value_limit: string }[];
+    rateLimit?: number;
+  } = {},
+) {
+  const a = await delegatedAgent(m.t, {
+    ethWei: parseEther('0.05'),
+    policy: { execution: { max_slippage_bps: 100 }, ...options.policy },
+    calls: options.calls ?? [
+      { target: m.usdc.address, selector: NARROWED_SELECTORS.approve, value_limit: '0' },
+      {
+        target: devnetChain(devnet, 8453).contracts.uniswapV2Router02!,
+        selector: NARROWED_SELECTORS.uniswapV2Swap,
+        value_limit: '0',
+      },
+    ],
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+  });
+  await giveToken(m.market, m.usdc, getAddress(a.account), usdcAmount);
+  return a;
+}
+
+/** A conversion of `amount` USDC base units into EURC on devnet-amm with a 1% budget. */
+export const sellUsdc = (
+  m: EurcMarket,
+  wallet: string,
+  amount: bigint,
+  more: Record<string, unknown> = {},
+) => ({
+  wallet,
+  kind: 'conversion',
+  sell_token: m.usdc.address,
+  buy_token: m.eurc.address,
+  sell_amount: amount.toString(),
+  venues: ['devnet-amm'],
+  max_slippage_bps: 100,
+  ...more,
+});
+
+/** The executor's dependencies as the `intents.execute` job builds them from the app's. */
+export function runDeps(t: TestApp, overrides: Partial<RunDeps> = {}): RunDeps {
+  return {
+    config: t.deps.config,
+    clock: t.deps.clock,
+    db: t.db.db,
+    registry: t.deps.tokenRegistry!,
+    chain: t.deps.chain!,
+    bundler: t.deps.bundler,
+    venues: t.deps.venues ?? [],
+    prices: t.deps.prices,
+    log: t.deps.log,
+    ...overrides,
+  };
+}
