@@ -6,7 +6,12 @@ import { purgeExpiredIdempotencyKeys } from './core/http/idempotency.ts';
 import type { AppDeps } from './deps.ts';
 import { expireArrows, FIRE_JOB, fireAutoTopup, syncSettlingArrows } from './modules/billing/auto-topup.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
-import { failIntent, runIntentStep, type RunDeps } from './modules/executor/index.ts';
+import {
+  failIntent,
+  reconcileAbandonedSlices,
+  runIntentStep,
+  type RunDeps,
+} from './modules/executor/index.ts';
 import { purgePaymentChallenges } from './modules/feedback/index.ts';
 import {
   compactWebhookEnvelopes,
@@ -66,6 +71,12 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
     'housekeeping.idempotency_keys': async () => {
       const deleted = await purgeExpiredIdempotencyKeys(deps.db, deps.clock);
       if (deleted > 0) deps.log.info({ deleted }, 'expired idempotency keys deleted');
+    },
+    // Operations of ended runs that were unconfirmed when they ended: ledgered if they land late.
+    'executor.reconcile': async () => {
+      if (!executor) return;
+      const settled = await reconcileAbandonedSlices(executor);
+      if (settled > 0) deps.log.info({ settled }, 'slices of ended intents settled');
     },
     // Retention (src/modules/housekeeping): batched, idempotent deletes of rows past their period.
     'housekeeping.siwe_nonces': async () => {
@@ -159,6 +170,7 @@ export const jobSchedules: JobSchedule[] = [
     jobName: 'housekeeping.payment_challenges',
   },
   { name: 'reservations.expire', everySeconds: 60, jobName: 'reservations.expire' },
+  { name: 'executor.reconcile', everySeconds: 60, jobName: 'executor.reconcile' },
   { name: 'delegations.expire', everySeconds: 60, jobName: 'delegations.expire' },
   { name: 'ledger.expire_holds', everySeconds: 60, jobName: 'ledger.expire_holds' },
   { name: 'payments.reconcile', everySeconds: 10, jobName: 'payments.reconcile' },

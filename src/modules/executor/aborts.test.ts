@@ -10,24 +10,34 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bearer } from '../../../test/support/identity.ts';
 import {
+  chainHeld,
   conversionAgent,
   eurcMarket,
   runDeps,
   sellUsdc,
   type EurcMarket,
 } from '../../../test/support/executor.ts';
+import { getAddress } from 'viem';
 import { createJsonRpcBundler } from '../../adapters/bundler/json-rpc.ts';
+import type { BundlerPort, UserOperationV07 } from '../../adapters/bundler/port.ts';
 import { settlingVenues } from '../../adapters/venues/index.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { getJob } from '../../core/jobs/index.ts';
 import { devnetTokenAddresses } from '../../devnet/devnet.ts';
 import { jobHandlers } from '../../jobs.ts';
 import { readPrepaidBalance } from '../billing/index.ts';
+import { userOperationHash } from '../delegations/index.ts';
 import { NARROWED_SELECTORS } from '../delegations/rules.ts';
 import { EXECUTE_JOB, type Intent } from '../intents/index.ts';
 import { balanceOf, erc20Asset, walletAccount } from '../ledger/index.ts';
 import { buildTokenRegistry } from '../registry/index.ts';
-import { runIntentStep, type RunDeps, type RunReport } from './index.ts';
+import {
+  intentSlices,
+  reconcileAbandonedSlices,
+  runIntentStep,
+  type RunDeps,
+  type RunReport,
+} from './index.ts';
 
 const devnet = inject('devnet');
 const USD = 1_000_000n;
@@ -233,6 +243,51 @@ describe('abort reasons of the run', () => {
     expect(start).toEqual({ state: 'done', status: 'aborted' });
     const { abort } = await expectAborted(b, x, 'EXECUTION_INTERRUPTED', false);
     expect(abort.detail).toMatchObject({ why: 'the deadline passed', unconfirmed: [] });
+  });
+
+  it('EXECUTION_INTERRUPTED: a broadcast unconfirmed at the deadline is named; ledgered when it lands later', async () => {
+    const x = await admitted(b);
+    const real = b.t.deps.bundler!;
+    // A bundler that takes operations and never sends them on.
+    let taken: UserOperationV07 | null = null;
+    const blackHole: BundlerPort = {
+      ...real,
+      async sendUserOperation(chainId, op) {
+        taken = op;
+        return userOperationHash(op, chainId);
+      },
+    };
+    const executor = { ...b.t.deps.config.executor, receiptTimeoutMs: 300, receiptPollMs: 50 };
+    const deps = runDeps(b.t, { bundler: blackHole, config: { ...b.t.deps.config, executor } });
+    expect(await runIntentStep(deps, x.intent.id)).toMatchObject({ state: 'continue', why: 'receipt' });
+    const [slice] = await intentSlices(b.t.db.db, x.intent.id);
+    expect(slice?.state).toBe('signed');
+    // 31 minutes on, the operation is still nowhere: the run ends, naming it.
+    const later = new ManualClock(new Date(Date.now() + 31 * 60_000));
+    expect(await runIntentStep({ ...deps, clock: later }, x.intent.id)).toEqual({
+      state: 'done',
+      status: 'aborted',
+    });
+    const { abort } = await expectAborted(b, x, 'EXECUTION_INTERRUPTED', false);
+    expect(abort.detail).toMatchObject({ unconfirmed: [slice!.hash.toLowerCase()] });
+
+    // It lands after all (a bundler kept it): the periodic reconciliation ledgers the fill.
+    expect(taken).not.toBeNull();
+    await real.sendUserOperation(8453, taken!);
+    await real.waitForUserOperationReceipt(8453, slice!.hash, { timeoutMs: 30_000, pollIntervalMs: 50 });
+    expect(await reconcileAbandonedSlices(runDeps(b.t))).toBe(1);
+    expect(await reconcileAbandonedSlices(runDeps(b.t))).toBe(0);
+    const read = await x.agent.api<Intent>('GET', `/v1/intents/${x.intent.id}`);
+    const report = read.report as unknown as RunReport;
+    expect(read.status).toBe('aborted');
+    expect(report.slices.map((s) => s.state)).toEqual(['landed']);
+    const wallet = walletAccount(8453, x.agent.wallet);
+    expect(await balanceOf(b.t.db.db, wallet, erc20Asset(8453, b.usdc.address))).toBe(
+      -BigInt(report.totals.sold),
+    );
+    expect(await chainHeld(b.t, b.usdc, getAddress(x.agent.account))).toBe(
+      100n * USD - BigInt(report.totals.sold),
+    );
   });
 
   it('EXECUTION_ERROR: the last attempt of a step fails (the bundler does not answer)', async () => {

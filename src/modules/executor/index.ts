@@ -5,7 +5,14 @@ export { accountMovements, fillEntries, NATIVE, type ReceiptLog } from './fills.
 export { abortIntent, filledValueMicro, finishIntent, type IntentEnd } from './finish.ts';
 export { uncoveredCall } from './grant.ts';
 export type { Abort, AbortReason, RunReport, SliceReport } from './report.ts';
-export { failIntent, runIntentStep, UNWRAP_VENUE, type RunDeps, type StepOutcome } from './run.ts';
+export {
+  failIntent,
+  reconcileAbandonedSlices,
+  runIntentStep,
+  UNWRAP_VENUE,
+  type RunDeps,
+  type StepOutcome,
+} from './run.ts';
 export {
   permissionInstalled,
   signSessionOperation,
@@ -13,6 +20,20 @@ export {
   type SessionGrant,
   type SignedOperation,
 } from './session-operation.ts';
-export { dropSlice, landSlice, recordSignedSlice, type SliceDeps, type SliceOutcome } from './slices.ts';
+export {
+  dropSlice,
+  landSlice,
+  recordSignedSlice,
+  settleIfDecided,
+  type SliceDeps,
+  type SliceOutcome,
+} from './slices.ts';
 export { startIntent, type ExecutorDeps, type StartOutcome } from './start.ts';
-export { findSlice, intentSlices, signedSlices, type SliceRecord, type SliceState } from './store.ts';
+export {
+  abandonedSlices,
+  findSlice,
+  intentSlices,
+  signedSlices,
+  type SliceRecord,
+  type SliceState,
+} from './store.ts';

@@ -25,7 +25,14 @@ import { finishIntent } from './finish.ts';
 import { uncoveredCall } from './grant.ts';
 import { runReport, type Abort, type PlanReport, type RunReport } from './report.ts';
 import { signSessionOperation, type SignedOperation } from './session-operation.ts';
-import { dropSlice, landSlice, recordSignedSlice, type SliceDeps, type SliceOutcome } from './slices.ts';
+import {
+  dropSlice,
+  landSlice,
+  recordSignedSlice,
+  settleIfDecided,
+  type SliceDeps,
+  type SliceOutcome,
+} from './slices.ts';
 import {
   activeDelegation,
   balanceShort,
@@ -34,7 +41,7 @@ import {
   unservedChain,
   type ExecutorDeps,
 } from './start.ts';
-import { intentSlices, type SliceFacts, type SliceRecord } from './store.ts';
+import { abandonedSlices, intentSlices, type SliceFacts, type SliceRecord } from './store.ts';
 
 export interface RunDeps extends ExecutorDeps {
   venues: readonly VenueAdapter[];
@@ -95,6 +102,31 @@ export async function failIntent(deps: RunDeps, id: string, message: string): Pr
     abort: { reason: 'EXECUTION_ERROR', detail: { message, unconfirmed: await unconfirmed(deps, id) } },
   });
   return true;
+}
+
+/**
+ * Settles the slices of ended runs that the chain has decided since (a broadcast the run gave up
+ * on that landed later is ledgered like any fill); never sends anything. Returns how many settled.
+ */
+export async function reconcileAbandonedSlices(deps: RunDeps): Promise<number> {
+  const key = deps.config.executorPrivateKey;
+  if (!key || !deps.bundler) return 0;
+  const sliceDeps: SliceDeps = {
+    db: deps.db,
+    clock: deps.clock,
+    chain: deps.chain,
+    bundler: deps.bundler,
+    sessionKey: privateKeyToAccount(key),
+  };
+  let settled = 0;
+  for (const slice of await abandonedSlices(deps.db)) {
+    if (!deps.chain.supports(slice.chainId) || !deps.bundler.supports(slice.chainId)) continue;
+    const outcome = await settleIfDecided(sliceDeps, slice, async (tx, o) => {
+      await bookSlice(tx, deps, slice, o);
+    });
+    if (outcome) settled++;
+  }
+  return settled;
 }
 
 async function unconfirmed(deps: RunDeps, id: string): Promise<string[]> {

@@ -122,9 +122,8 @@ async function outcomeOf(
   slice: SliceRecord,
   wait: { timeoutMs: number; pollIntervalMs?: number },
 ): Promise<SliceOutcome> {
-  const known = await deps.bundler.getUserOperationReceipt(slice.chainId, slice.hash);
-  if (known) return fromReceipt(known);
-  if (await nonceUsed(deps, slice)) return fromEvent(deps, slice);
+  const onChain = await onChainOutcome(deps, slice);
+  if (onChain) return onChain;
   try {
     await deps.bundler.sendUserOperation(slice.chainId, slice.op);
   } catch (err) {
@@ -134,6 +133,29 @@ async function outcomeOf(
     return fromEvent(deps, slice);
   }
   return fromReceipt(await deps.bundler.waitForUserOperationReceipt(slice.chainId, slice.hash, wait));
+}
+
+/** The outcome the chain already has for the slice (or `dropped`), or null while its nonce is unused. */
+async function onChainOutcome(deps: SliceDeps, slice: SliceRecord): Promise<SliceOutcome | null> {
+  const known = await deps.bundler.getUserOperationReceipt(slice.chainId, slice.hash);
+  if (known) return fromReceipt(known);
+  if (await nonceUsed(deps, slice)) return fromEvent(deps, slice);
+  return null;
+}
+
+/**
+ * Settles a recorded slice only if the chain has decided it (landed, reverted, or its nonce used
+ * by another operation); never sends it. Null while it is still pending. For slices whose run
+ * ended (interrupted with the operation unconfirmed): a late landing is still ledgered.
+ */
+export async function settleIfDecided(
+  deps: SliceDeps,
+  slice: SliceRecord,
+  onSettled?: (tx: DbExecutor, outcome: SliceOutcome) => Promise<void>,
+): Promise<SliceOutcome | null> {
+  const outcome = await onChainOutcome(deps, slice);
+  if (outcome) await settle(deps, slice, outcome, onSettled);
+  return outcome;
 }
 
 function fromReceipt(receipt: UserOperationReceiptV07): SliceOutcome {

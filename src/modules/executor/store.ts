@@ -177,3 +177,20 @@ export async function settleSlice(
     .executeTakeFirst();
   return updated !== undefined;
 }
+
+/**
+ * Slices still `signed` whose intent is no longer executing (its run ended with them unconfirmed),
+ * oldest first: what the periodic reconciliation settles once the chain decides them.
+ */
+export async function abandonedSlices(db: DbExecutor, limit = 100): Promise<SliceRecord[]> {
+  const rows = await db
+    .selectFrom('intent_slices as s')
+    .innerJoin('intents as i', 'i.id', 's.intent_id')
+    .selectAll('s')
+    .where('s.state', '=', 'signed')
+    .where('i.status', '<>', 'executing')
+    .orderBy('s.created_at')
+    .limit(limit)
+    .execute();
+  return rows.map(fromRow);
+}
