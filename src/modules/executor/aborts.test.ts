@@ -9,10 +9,12 @@
 
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bearer } from '../../../test/support/identity.ts';
+import { testFeedDeployer } from '../../../test/support/price-feeds.ts';
 import {
   chainHeld,
   conversionAgent,
   eurcMarket,
+  giveToken,
   runDeps,
   sellUsdc,
   type EurcMarket,
@@ -21,15 +23,17 @@ import { getAddress } from 'viem';
 import { createJsonRpcBundler } from '../../adapters/bundler/json-rpc.ts';
 import type { BundlerPort, UserOperationV07 } from '../../adapters/bundler/port.ts';
 import { settlingVenues } from '../../adapters/venues/index.ts';
+import { createChainlinkPriceReferences } from '../../adapters/prices/chainlink.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { getJob } from '../../core/jobs/index.ts';
-import { devnetTokenAddresses } from '../../devnet/devnet.ts';
+import { devnetChain, devnetTokenAddresses } from '../../devnet/devnet.ts';
 import { jobHandlers } from '../../jobs.ts';
 import { readPrepaidBalance } from '../billing/index.ts';
 import { userOperationHash } from '../delegations/index.ts';
 import { NARROWED_SELECTORS } from '../delegations/rules.ts';
 import { EXECUTE_JOB, type Intent } from '../intents/index.ts';
 import { balanceOf, erc20Asset, walletAccount } from '../ledger/index.ts';
+import { createPriceReferences } from '../prices/index.ts';
 import { buildTokenRegistry } from '../registry/index.ts';
 import {
   intentSlices,
@@ -172,6 +176,54 @@ describe('abort reasons of the run', () => {
       status: 'aborted',
     });
     await expectAborted(a, x, 'UNSUPPORTED_TOKEN', false);
+  });
+
+  it('SPEND_CAP_EXCEEDED: EURC, valued at the reference now, is worth more than the cap it was admitted under', async () => {
+    // 90 EURC at the devnet feed's 1.08 is 97.20 USD, within the 100 USD cap.
+    const agent = await conversionAgent(devnet, a, 0n, {
+      calls: [
+        { target: a.eurc.address, selector: NARROWED_SELECTORS.approve, value_limit: '0' },
+        {
+          target: devnetChain(devnet, 8453).contracts.uniswapV2Router02!,
+          selector: NARROWED_SELECTORS.uniswapV2Swap,
+          value_limit: '0',
+        },
+      ],
+    });
+    await giveToken(a.market, a.eurc, getAddress(agent.account), 100n * USD);
+    const intent = await agent.api<Intent>('POST', '/v1/intents', {
+      ...sellUsdc(a, agent.wallet, 90n * USD),
+      sell_token: a.eurc.address,
+      buy_token: a.usdc.address,
+    });
+    expect(intent.params.value_usd).toBe('97.2');
+    const funds = (await readPrepaidBalance(a.t.db.db, agent.accountId)).balanceMicro;
+    // By the time it runs, EURC is at 1.20 USD (a feed of this test's own): 108 USD.
+    const deployer = await testFeedDeployer(devnet, 8453);
+    const feed = await deployer.deploy('EURC / USD', 1_20000000n);
+    const clock = new ManualClock(new Date(Number(await deployer.chainTime()) * 1000));
+    const prices = createPriceReferences({
+      port: createChainlinkPriceReferences({ chain: a.t.deps.chain!, clock, marginSeconds: 60 }),
+      feeds: [
+        { chainId: 8453, pair: 'EURC/USD', address: feed.address, heartbeatSeconds: 86_400, decimals: 8 },
+      ],
+      registry: a.t.deps.tokenRegistry!,
+      clock,
+      marginSeconds: 60,
+      refreshIntervalMs: 50,
+    });
+    expect(await prices.refresh()).toEqual({ usable: 1, failures: [] });
+    expect(await runIntentStep(runDeps(a.t, { prices }), intent.id)).toEqual({
+      state: 'done',
+      status: 'aborted',
+    });
+    const { abort } = await expectAborted(a, { agent, intent, funds }, 'SPEND_CAP_EXCEEDED', false);
+    expect(abort.detail).toMatchObject({
+      rule: 'spend.per_tx_usd',
+      limit_usd: '100',
+      value_usd: '108',
+      admitted_value_usd: '97.2',
+    });
   });
 
   it('POLICY_VIOLATION: a slice outside the delegated scope (the grant has no swap) is never sent', async () => {

@@ -15,7 +15,7 @@ import { VenueError, type VenueAdapter } from '../../adapters/venues/index.ts';
 import { Deadline } from '../../core/http/deadline.ts';
 import { findDelegation, type Call, type DelegationRow } from '../delegations/index.ts';
 import { findIntentById, type IntentRow, type IntentStatus } from '../intents/index.ts';
-import { pinnedPolicy, type PolicyDocument } from '../policies/index.ts';
+import { formatUsd, pinnedPolicy, usdToMicro, type PolicyDocument } from '../policies/index.ts';
 import type { PriceReferences } from '../prices/index.ts';
 import { planSale } from '../quotes/index.ts';
 import { ensurePrefund, requiredPrefundWei } from '../smart-account/index.ts';
@@ -191,6 +191,7 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
   }
   refuse(await switchedOff(deps.db, row));
   const delegation = await currentDelegation(deps, row);
+  refuse(spendCapNow(deps, row, doc));
 
   // 3. The plan (once), and the part to execute now.
   const plan = report.plan ?? (await makePlan(deps, row, doc));
@@ -398,6 +399,43 @@ async function currentDelegation(deps: RunDeps, row: IntentRow): Promise<Delegat
     });
   }
   return delegation;
+}
+
+/**
+ * SPEND_CAP_EXCEEDED when the sale, valued now, is over the cap it was admitted under
+ * (`spend.per_tx_usd`, or `gas.max_top_up_usd` for a gas top-up): a sell leg that is not a USD
+ * stable is valued at the current price reference, as admission valued it; when no reference can
+ * value it now and neither leg is a USD stable, nothing can say what it spends.
+ */
+function spendCapNow(deps: RunDeps, row: IntentRow, doc: PolicyDocument): Abort | null {
+  const sell = deps.registry.findToken(row.chain_id, row.params.sell_token);
+  if (!sell || sell.stable) return null;
+  const [rule, limitUsd] =
+    row.kind === 'gas_topup'
+      ? (['gas.max_top_up_usd', doc.gas.max_top_up_usd] as const)
+      : (['spend.per_tx_usd', doc.spend.per_tx_usd] as const);
+  const valued = deps.prices?.valueUsdMicro(row.chain_id, sell.address, BigInt(row.params.sell_amount));
+  if (!valued?.ok) {
+    if (deps.registry.findToken(row.chain_id, row.params.buy_token)?.stable) return null;
+    return {
+      reason: 'SPEND_CAP_EXCEEDED',
+      detail: {
+        rule,
+        why: `neither leg is a USD stable and no price reference values ${sell.symbol} now`,
+        ...(valued ? { reference: valued.refusal.kind } : {}),
+      },
+    };
+  }
+  if (valued.usdMicro <= usdToMicro(limitUsd)) return null;
+  return {
+    reason: 'SPEND_CAP_EXCEEDED',
+    detail: {
+      rule,
+      limit_usd: limitUsd,
+      value_usd: formatUsd(valued.usdMicro),
+      admitted_value_usd: row.params.value_usd,
+    },
+  };
 }
 
 /** Plans the intent and keeps the plan in its report; the planner's refusals end the run. */
