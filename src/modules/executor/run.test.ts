@@ -144,6 +144,19 @@ describe('the run of a conversion', () => {
       expect(g.policy_hash).toBe(`sha256:${intent.policy_hash}`);
       expect(g.memo).toMatchObject({ intent: intent.id, slice: i + 1, tx_hash: report.slices[i]!.tx_hash });
     }
+    // The wallet's statement of the day shows the fills and the gas, balance by balance.
+    const day = new Date().toISOString().slice(0, 10);
+    const statement = await a.api<{
+      statement: { balances: { ledger_account: string; asset: string; closing: string }[] };
+    }>('GET', `/v1/statements?wallet=${a.wallet}&period=${day}`);
+    const closing = (asset: string) =>
+      statement.statement.balances.find(
+        (b) => b.ledger_account === walletAccount(CHAIN, a.wallet) && b.asset === asset,
+      )?.closing;
+    expect(closing(erc20Asset(CHAIN, m.usdc.address))).toBe(String(books.usdc));
+    expect(closing(erc20Asset(CHAIN, m.eurc.address))).toBe(String(books.eurc));
+    expect(closing(nativeAsset(CHAIN, 60))).toBe(String(books.native));
+
     // The hold settled at the value that filled; the fee stays charged.
     const usage = await readSpendUsage(t.db.db, t.deps.clock, a.accountId, a.wallet);
     expect(usage.dayMicroUsd).toBe(60n * USD);
