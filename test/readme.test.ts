@@ -17,6 +17,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { testConfig } from '../src/config.ts';
 import { devnetToken } from '../src/devnet/devnet.ts';
 import { devnetKernelAccount } from '../src/devnet/kernel-accounts.ts';
+import { createJsonRpcBundler } from '../src/adapters/bundler/json-rpc.ts';
+import { createWorker, type JobWorker } from '../src/core/jobs/index.ts';
+import { devnetBundlerUrls } from '../src/devnet/devnet.ts';
+import { jobHandlers } from '../src/jobs.ts';
+import { EXECUTE_JOB } from '../src/modules/intents/index.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { devnetKernelConfig } from './support/devnet-deps.ts';
 import { PAYMENTS_CHAIN, paymentsSetup } from './support/payments.ts';
@@ -83,6 +88,7 @@ interface Expectation {
 const devnet = inject('devnet');
 const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
 let t: TestApp;
+let worker: JobWorker | undefined;
 let port = 0;
 let work = '';
 const stateFile = () => join(work, 'shell-state.sh');
@@ -93,8 +99,17 @@ beforeAll(async () => {
   const setup = await paymentsSetup(devnet, testConfig());
   t = await createTestApp({
     config: { ...setup.config, kernel: devnetKernelConfig(devnet, testConfig()) },
-    deps: setup.deps,
+    deps: { ...setup.deps, bundler: createJsonRpcBundler({ urls: devnetBundlerUrls(devnet) }) },
   });
+  // The executor's worker, as `npm start` runs it: admitted intents are taken up at once.
+  worker = createWorker({
+    db: t.db.db,
+    clock: t.deps.clock,
+    log: t.deps.log,
+    handlers: { [EXECUTE_JOB]: jobHandlers(t.deps)[EXECUTE_JOB]! },
+    pollIntervalMs: 100,
+  });
+  await worker.start();
   await t.app.fastify.listen({ host: '127.0.0.1', port: 0 });
   port = (t.app.fastify.server.address() as AddressInfo).port;
   // The user's working directory: scripts there resolve viem from the clone's node_modules.
@@ -103,6 +118,7 @@ beforeAll(async () => {
   writeFileSync(stateFile(), '');
 });
 afterAll(async () => {
+  await worker?.stop();
   await t?.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
@@ -299,17 +315,21 @@ const expectations: Expectation[] = [
   {
     match: '/v1/intents',
     check: async ({ stdout, statuses, vars }) => {
-      expect(statuses).toEqual([200, 201, 200, 200, 200]);
+      expect(statuses).toEqual([200, 201, 200, 200]);
       const lines = stdout.trim().split('\n');
-      expect(JSON.parse(lines[0] ?? '')).toMatchObject({ status: 'planned', value_usd: '10' });
-      expect(JSON.parse(lines[1] ?? '')).toEqual({ status: 'cancelled' });
-      expect(lines[2]).toBe('"5.000000"');
+      // The executor (a worker, as under npm start) stopped it: the wallet has no delegation.
+      expect(JSON.parse(lines[0] ?? '')).toEqual({
+        status: 'aborted',
+        reason: 'NO_DELEGATION',
+        value_usd: '10',
+      });
+      expect(lines[1]).toBe('"5.000000"');
       const row = await t.db.db
         .selectFrom('intents')
         .select(['status', 'wallet'])
         .where('id', '=', vars.INTENT ?? '')
         .executeTakeFirstOrThrow();
-      expect(row).toEqual({ status: 'cancelled', wallet: vars.WALLET?.toLowerCase() });
+      expect(row).toEqual({ status: 'aborted', wallet: vars.WALLET?.toLowerCase() });
     },
   },
   {
@@ -363,7 +383,9 @@ describe('README.md', () => {
     const runnable = blocks.filter((b) => [...SHELL, ...SCRIPT].includes(b.lang) && !b.notRun);
     expect(runnable.length).toBeGreaterThanOrEqual(expectations.length + 2);
     // The sections a newcomer walks through all hold examples that run.
-    expect(readme).toMatch(/## What is not built yet[\s\S]*quotes[\s\S]*conversion intents[\s\S]*executor/);
+    expect(readme).toMatch(
+      /## What is not built yet[\s\S]*quotes[\s\S]*intents[\s\S]*\*\*executed\*\* by the executor/,
+    );
     expect(readme).toMatch(/## What is not built yet[\s\S]*rebalances[\s\S]*prediction-market orders/);
   });
 
