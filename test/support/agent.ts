@@ -4,7 +4,6 @@
 
 import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { expect } from 'vitest';
 import type { Delegation } from '../../src/modules/delegations/index.ts';
 import type { TestApp } from './app.ts';
 import { bearer, createAccountWithSession } from './identity.ts';
@@ -40,8 +39,10 @@ export async function delegatedAgent(t: TestApp, options: AgentOptions) {
       headers: bearer(acc.sessionToken),
       ...(payload === undefined ? {} : { payload }),
     });
-    if (status === undefined) expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
-    else expect(res.statusCode, `${method} ${url}: ${res.body}`).toBe(status);
+    // Plain errors, not assertions: the execution bench uses this outside the test runner.
+    if (status === undefined ? res.statusCode >= 300 : res.statusCode !== status) {
+      throw new Error(`${method} ${url} answered ${res.statusCode}: ${res.body}`);
+    }
     return res.json<T>();
   };
   const owner = privateKeyToAccount(generatePrivateKey());

@@ -4,7 +4,6 @@
 // on devnet-amm, conversion requests, and the executor's dependencies as a worker builds them.
 
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, type Address } from 'viem';
-import { expect } from 'vitest';
 import type { Config } from '../../src/config.ts';
 import { devnetChain, type DevnetInfo } from '../../src/devnet/devnet.ts';
 import type { DevnetPoolVenue } from '../../src/devnet/markets.ts';
@@ -56,7 +55,8 @@ export async function eurcMarket(
 export async function giveToken(market: TestMarket, token: TestToken, to: Address, amount: bigint) {
   const trader = await marketTrader(market, token, amount);
   const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
-  expect(await trader.send([{ to: token.address, data, value: 0n }])).toEqual(['success']);
+  const sent = await trader.send([{ to: token.address, data, value: 0n }]);
+  if (sent[0] !== 'success') throw new Error(`the transfer of ${token.symbol} to ${to} reverted`);
 }
 
 /** The token balance of `account` on chain 8453. */

@@ -25,6 +25,7 @@ import {
   referencePrice,
   runReport,
   versusReferenceBps,
+  wallClockMs,
   type SliceReport,
 } from './report.ts';
 import type { SliceOutcome } from './slices.ts';
@@ -49,6 +50,12 @@ function gasEntries(
     { account: walletAccount(chainId, wallet), asset, amount: net },
     { account: externalAccount(chainId), asset, amount: -net },
   ];
+}
+
+/** The slice's timings with the landing (recorded to now) and the total (the step's start to now). */
+function timingsNow(t: NonNullable<SliceRecord['facts']['timings']>): Record<string, number> {
+  const now = wallClockMs();
+  return { ...t.ms, land: now - t.recorded_at_ms, total: now - t.started_at_ms };
 }
 
 /** Books a slice's outcome in `tx` (see the file comment). Called once per slice. */
@@ -124,6 +131,7 @@ export async function bookSlice(
     sponsored_wei: sponsoredWei.toString(),
     ...(outcome.state === 'reverted' && outcome.revertReason ? { revert_reason: outcome.revertReason } : {}),
     settled_at: deps.clock.now().toISOString(),
+    ...(slice.facts.timings ? { timings_ms: timingsNow(slice.facts.timings) } : {}),
   };
   const report = runReport(row);
   report.slices.push(entry);

@@ -67,6 +67,13 @@ export interface SliceReport {
   sponsored_wei: string;
   revert_reason?: string;
   settled_at: string;
+  /**
+   * Where the time went, in milliseconds: each phase of the step before the operation was recorded
+   * (reconcile, checks, plan, quote_build, sign, sponsor), `land` (from the recording to the
+   * outcome ledgered: the bundler and the chain), and `total` (from the step's start to the fill
+   * ledgered).
+   */
+  timings_ms?: Record<string, number>;
 }
 
 export interface RunTotals {
@@ -160,3 +167,9 @@ export function addToTotals(
     average_price: priceOf(sold, bought, decimals.sell, decimals.buy),
   };
 }
+
+/**
+ * Real elapsed time in unix milliseconds, for measurements only (never a business time: those come
+ * from the clock port): a slice may be recorded in one process and ledgered in another.
+ */
+export const wallClockMs = (): number => Math.round(performance.timeOrigin + performance.now());

@@ -117,6 +117,11 @@ describe('the run of a conversion', () => {
     for (const s of report.slices) {
       expect(BigInt(s.bought)).toBeGreaterThanOrEqual(BigInt(s.min_buy_amount));
       expect(s.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+      // Where the time went: the phases before the recording, the landing, and the whole.
+      expect(Object.keys(s.timings_ms ?? {})).toEqual(
+        expect.arrayContaining(['checks', 'quote_build', 'sign', 'land', 'total']),
+      );
+      expect(s.timings_ms!.total).toBeGreaterThanOrEqual(s.timings_ms!.land!);
       // Within twice the 1% budget of the oracle (what the executor checks on each slice's quote).
       expect(Math.abs(s.vs_reference_bps!)).toBeLessThan(200);
     }

@@ -23,7 +23,7 @@ import { buildSwap, quoteAllVenues } from '../venues/index.ts';
 import { bookSlice } from './book.ts';
 import { finishIntent } from './finish.ts';
 import { uncoveredCall } from './grant.ts';
-import { runReport, type Abort, type PlanReport, type RunReport } from './report.ts';
+import { runReport, wallClockMs, type Abort, type PlanReport, type RunReport } from './report.ts';
 import { signSessionOperation, type SignedOperation } from './session-operation.ts';
 import {
   dropSlice,
@@ -136,6 +136,7 @@ async function unconfirmed(deps: RunDeps, id: string): Promise<string[]> {
 }
 
 async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> {
+  const timer = stepTimer();
   // The chain and the key again: the configuration may have changed since the claim.
   refuse(unservedChain(deps, claimed.chain_id));
   const key = deps.config.executorPrivateKey;
@@ -177,6 +178,7 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
   }
 
   // 2. Where the run stands, and whether it may go on.
+  timer.lap('reconcile');
   const row = (await findIntentById(deps.db, claimed.id))!;
   const report = runReport(row);
   const settled = await intentSlices(deps.db, row.id);
@@ -192,9 +194,11 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
   refuse(await switchedOff(deps.db, row));
   const delegation = await currentDelegation(deps, row);
   refuse(spendCapNow(deps, row, doc));
+  timer.lap('checks');
 
   // 3. The plan (once), and the part to execute now.
   const plan = report.plan ?? (await makePlan(deps, row, doc));
+  timer.lap('plan');
   const landedParts = settled.filter((s) => s.state === 'landed').length;
   const sold = BigInt(report.totals.sold);
   const remaining = BigInt(row.params.sell_amount) - sold;
@@ -209,6 +213,7 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
     row.kind === 'gas_topup'
       ? unwrapCalls(deps, row, sellNow, landedParts)
       : await swapCalls(deps, row, plan, sellNow, landedParts);
+  timer.lap('quote_build');
   const outside = uncoveredCall(delegation.scope, calls);
   if (outside) {
     refuse({
@@ -223,7 +228,9 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
 
   // 4. Signed, funded, recorded, sent, ledgered.
   const signed = await sign(sliceDeps, row, delegation, calls);
+  timer.lap('sign');
   const sponsoredWei = await sponsor(deps, row, signed);
+  timer.lap('sponsor');
   const slice = await recordSignedSlice(
     sliceDeps,
     {
@@ -233,7 +240,7 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
       venue: row.kind === 'gas_topup' ? UNWRAP_VENUE : plan.venue,
       grant: delegation,
       calls,
-      facts: { ...facts, sponsored_wei: sponsoredWei.toString() },
+      facts: { ...facts, sponsored_wei: sponsoredWei.toString(), timings: timer.facts() },
     },
     signed,
   );
@@ -248,6 +255,25 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
     return { state: 'done', status: 'filled' };
   }
   return continueLater(deps, row.id, plan.interval_ms, 'next_slice');
+}
+
+/**
+ * Where a step's time goes, for the slice's report: milliseconds of each phase, and the wall-clock
+ * start of the step (the slice's "planned" moment), so the report can say how long it took until
+ * its fill was ledgered.
+ */
+function stepTimer() {
+  const startedAt = wallClockMs();
+  let last = performance.now();
+  const laps: Record<string, number> = {};
+  return {
+    lap(name: string) {
+      const now = performance.now();
+      laps[name] = Math.round(now - last);
+      last = now;
+    },
+    facts: () => ({ started_at_ms: startedAt, recorded_at_ms: wallClockMs(), ms: { ...laps } }),
+  };
 }
 
 function interrupted(why: string, more: Record<string, unknown> = {}): Abort {

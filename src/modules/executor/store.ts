@@ -44,6 +44,12 @@ export interface SliceFacts {
   reference: { num: string; den: string } | null;
   /** Wei the relayer deposited at the EntryPoint for the account's prefund before the slice. */
   sponsored_wei?: string;
+  /**
+   * Where the step's time went before the slice was recorded: wall-clock start of the step and of
+   * the recording (unix ms), and the milliseconds of each phase (reconcile, checks, plan,
+   * quote_build, sign, sponsor).
+   */
+  timings?: { started_at_ms: number; recorded_at_ms: number; ms: Record<string, number> };
 }
 
 export interface SliceRecord {
