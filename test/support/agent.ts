@@ -3,7 +3,7 @@
 // owner's confirmed session-key delegation over the calls given.
 
 import type { Address } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Delegation } from '../../src/modules/delegations/index.ts';
 import type { TestApp } from './app.ts';
 import { bearer, createAccountWithSession } from './identity.ts';
@@ -21,12 +21,45 @@ export interface AgentOptions {
   policy?: Record<string, unknown>;
   /** The delegation's rate limit: this many operations in all. */
   rateLimit?: number;
+  /**
+   * Signs in through the API (SIWE, `/v1/auth/challenge` and `/verify`) with the owner's key, so
+   * the agent is the owner, and funds no prepaid balance (the test tops it up); otherwise an
+   * account and session are made directly and 10 USD of prepaid balance booked.
+   */
+  signIn?: boolean;
+}
+
+/** A wallet's sign-in through the API: the SIWE challenge, signed, verified; its account and session. */
+export async function signIn(t: TestApp, key: PrivateKeyAccount) {
+  const challenge = await t.app.fastify.inject({
+    method: 'POST',
+    url: '/v1/auth/challenge',
+    payload: { address: key.address },
+  });
+  if (challenge.statusCode !== 200)
+    throw new Error(`challenge answered ${challenge.statusCode}: ${challenge.body}`);
+  const { message } = challenge.json<{ message: string }>();
+  const verified = await t.app.fastify.inject({
+    method: 'POST',
+    url: '/v1/auth/verify',
+    payload: { message, signature: await key.signMessage({ message }) },
+  });
+  if (verified.statusCode !== 200)
+    throw new Error(`verify answered ${verified.statusCode}: ${verified.body}`);
+  const { token } = verified.json<{ token: string }>();
+  const account = await t.db.db
+    .selectFrom('accounts')
+    .select('id')
+    .where('address', '=', key.address.toLowerCase())
+    .executeTakeFirstOrThrow();
+  return { accountId: account.id, sessionToken: token };
 }
 
 export async function delegatedAgent(t: TestApp, options: AgentOptions) {
   const chainId = options.chainId ?? 8453;
-  const acc = await createAccountWithSession(t.db.db);
-  await fundPrepaid(t.db.db, t.deps.clock, acc.accountId, 10_000_000n);
+  const owner = privateKeyToAccount(generatePrivateKey());
+  const acc = options.signIn ? await signIn(t, owner) : await createAccountWithSession(t.db.db);
+  if (!options.signIn) await fundPrepaid(t.db.db, t.deps.clock, acc.accountId, 10_000_000n);
   const api = async <T>(
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     url: string,
@@ -45,7 +78,6 @@ export async function delegatedAgent(t: TestApp, options: AgentOptions) {
     }
     return res.json<T>();
   };
-  const owner = privateKeyToAccount(generatePrivateKey());
   const faucet = await api<{ address: Address }>('POST', '/v1/dev/kernel-accounts', {
     chain_id: chainId,
     owner: owner.address,

@@ -3,9 +3,11 @@
 // an app over it, agents whose Kernel accounts hold its USDC under a delegation to approve and swap
 // on devnet-amm, conversion requests, and the executor's dependencies as a worker builds them.
 
-import { encodeFunctionData, erc20Abi, getAddress, parseEther, type Address } from 'viem';
+import { randomBytes } from 'node:crypto';
+import { encodeFunctionData, erc20Abi, getAddress, parseEther, toHex, type Address } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import type { Config } from '../../src/config.ts';
-import { devnetChain, type DevnetInfo } from '../../src/devnet/devnet.ts';
+import { devnetChain, devnetToken, type DevnetInfo } from '../../src/devnet/devnet.ts';
 import type { DevnetPoolVenue } from '../../src/devnet/markets.ts';
 import { NARROWED_SELECTORS } from '../../src/modules/delegations/rules.ts';
 import type { RunDeps } from '../../src/modules/executor/index.ts';
@@ -25,27 +27,32 @@ export interface EurcMarket {
 /**
  * Fresh USDC and EURC stand-ins with pools on `venues` (`usdcDepth` USDC deep, EURC at `eurcPrice`
  * USDC; default the feeds' 1.08), and an app over them (price references unless `prices: false`).
+ * With `realUsdc`, USDC is the devnet's own (EIP-3009: it pays prepaid top-ups) and only EURC is a
+ * stand-in, so the pools are still the test's own.
  */
 export async function eurcMarket(
   devnet: DevnetInfo,
   pools: { venue: DevnetPoolVenue; usdcDepth: number; eurcPrice?: number }[],
-  options: { prices?: boolean; config?: Partial<Config> } = {},
+  options: { prices?: boolean; config?: Partial<Config>; realUsdc?: boolean } = {},
 ): Promise<EurcMarket> {
+  const usdcSymbol = options.realUsdc ? 'USDC' : 'TKU';
   const market = await testMarket(
     devnet,
-    { TKU: 6, TKE: 6 },
+    options.realUsdc ? { TKE: 6 } : { TKU: 6, TKE: 6 },
     pools.map((p) => ({
       venue: p.venue,
-      pair: ['TKE', 'TKU'] as [string, string],
+      pair: ['TKE', usdcSymbol] as [string, string],
       fee: p.venue === 'uniswap-v3' ? 3000 : null,
       depth: [(p.usdcDepth / (p.eurcPrice ?? 1.08)).toFixed(6), String(p.usdcDepth)] as [string, string],
     })),
   );
-  const usdc = market.tokens.TKU!;
   const eurc = market.tokens.TKE!;
+  const usdc: TestToken = options.realUsdc
+    ? { symbol: 'USDC', address: devnetToken(devnet, 8453, 'USDC').address, decimals: 6 }
+    : market.tokens.TKU!;
   const t = await devnetKernelApp(devnet, {
     prices: options.prices ?? true,
-    relocate: { USDC: usdc.address, EURC: eurc.address },
+    relocate: options.realUsdc ? { EURC: eurc.address } : { USDC: usdc.address, EURC: eurc.address },
     ...(options.config ? { config: options.config } : {}),
   });
   return { market, usdc, eurc, t };
@@ -57,6 +64,58 @@ export async function giveToken(market: TestMarket, token: TestToken, to: Addres
   const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
   const sent = await trader.send([{ to: token.address, data, value: 0n }]);
   if (sent[0] !== 'success') throw new Error(`the transfer of ${token.symbol} to ${to} reverted`);
+}
+
+/**
+ * Tops up the agent's prepaid balance as an agent does: its owner key receives `amount` of the
+ * market's USDC (it must be the devnet's own), signs an EIP-3009 authorization against the
+ * published terms, and posts it. Returns the balance the 201 answer reports.
+ */
+export async function topUpPrepaid(
+  m: EurcMarket,
+  agent: { owner: PrivateKeyAccount; sessionToken: string },
+  amount: bigint,
+): Promise<string> {
+  await giveToken(m.market, m.usdc, agent.owner.address, amount);
+  const headers = { authorization: `Bearer ${agent.sessionToken}` };
+  const terms = (
+    await m.t.app.fastify.inject({ method: 'GET', url: '/v1/balance/topups/terms', headers })
+  ).json<{
+    pay_to: Address;
+    eip712_domain: Record<string, unknown>;
+    eip712_types: Record<string, { name: string; type: string }[]>;
+    primary_type: string;
+  }>();
+  const message = {
+    from: agent.owner.address,
+    to: terms.pay_to,
+    value: amount,
+    validAfter: 0n,
+    validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600),
+    nonce: toHex(randomBytes(32)),
+  };
+  const signature = await agent.owner.signTypedData({
+    domain: terms.eip712_domain,
+    types: terms.eip712_types,
+    primaryType: terms.primary_type,
+    message,
+  } as Parameters<PrivateKeyAccount['signTypedData']>[0]);
+  const res = await m.t.app.fastify.inject({
+    method: 'POST',
+    url: '/v1/balance/topups',
+    headers,
+    payload: {
+      authorization: {
+        ...message,
+        value: message.value.toString(),
+        validAfter: '0',
+        validBefore: message.validBefore.toString(),
+      },
+      signature,
+    },
+  });
+  if (res.statusCode !== 201) throw new Error(`the top-up answered ${res.statusCode}: ${res.body}`);
+  return res.json<{ balance_usd: string }>().balance_usd;
 }
 
 /** The token balance of `account` on chain 8453. */
@@ -81,9 +140,11 @@ export async function conversionAgent(
     policy?: Record<string, unknown>;
     calls?: { target: string; selector: string; value_limit: string }[];
     rateLimit?: number;
+    signIn?: boolean;
   } = {},
 ) {
   const a = await delegatedAgent(m.t, {
+    ...(options.signIn ? { signIn: true } : {}),
     ethWei: parseEther('0.05'),
     policy: { execution: { max_slippage_bps: 100 }, ...options.policy },
     calls: options.calls ?? [

@@ -17,6 +17,7 @@ import {
   eurcMarket,
   runDeps,
   sellUsdc,
+  topUpPrepaid,
   type EurcMarket,
 } from '../../../test/support/executor.ts';
 import { testConfig } from '../../config.ts';
@@ -37,9 +38,11 @@ let m: EurcMarket;
 let t: TestApp;
 
 beforeAll(async () => {
-  // 10,800 USDC deep, priced as the devnet's EUR/USD feed says.
+  // The devnet's own USDC (it pays top-ups) against an EURC of this test's own, 10,800 USDC deep,
+  // priced as the devnet's EUR/USD feed says.
   const config = testConfig();
   m = await eurcMarket(devnet, [{ venue: 'devnet-amm', usdcDepth: 10_800 }], {
+    realUsdc: true,
     config: {
       planner: { ...config.planner, sliceIntervalMs: 100 },
       executor: { ...config.executor, receiptPollMs: 50 },
@@ -85,7 +88,11 @@ const sellSixty = (wallet: string) => sellUsdc(m, wallet, 60n * USD);
 
 describe('the run of a conversion', () => {
   it('fills across slices on a real AMM, one job step per slice; the chain moved as the ledger says', async () => {
-    const a = await agent();
+    // A new agent signs in with its key, tops up its prepaid balance with a signed USDC
+    // authorization, gets a Kernel account it owns from the faucet, funds it, publishes a policy
+    // and delegates to the executor.
+    const a = await conversionAgent(devnet, m, 100n * USD, { signIn: true });
+    expect(await topUpPrepaid(m, a, 5n * USD)).toBe('5.000000');
     const before = await holdings(getAddress(a.account));
     const intent = await a.api<Intent>('POST', '/v1/intents', sellSixty(a.wallet));
     expect(intent.status).toBe('planned');
