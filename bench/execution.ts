@@ -6,15 +6,13 @@
 // Part of `npm run bench`; alone: `DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/execution.ts`.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { BASE_CHAIN_ID, startDevnet } from '../src/devnet/devnet.ts';
 import type { RunReport } from '../src/modules/executor/index.ts';
 import type { Intent } from '../src/modules/intents/index.ts';
 import { conversionAgent, eurcMarket, sellUsdc } from '../test/support/executor.ts';
 import { REPO_ROOT } from '../test/support/service-process.ts';
+import { machineFacts, runMain, summary, writeResults } from './common.ts';
 
 const positiveInt = (name: string, fallback: number) => {
   const n = Number(process.env[name] ?? fallback);
@@ -24,20 +22,6 @@ const INTENTS = positiveInt('BENCH_EXECUTION_INTENTS', 40);
 const WORKERS = positiveInt('BENCH_EXECUTION_WORKERS', 2);
 const USD = 1_000_000n;
 const CHILD = join(REPO_ROOT, 'test', 'support', 'executor-worker-child.ts');
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-const summary = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return {
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    max: sorted.at(-1) ?? NaN,
-    n: xs.length,
-  };
-};
 
 async function main(): Promise<number> {
   if (!process.env['DATABASE_URL']) {
@@ -122,13 +106,7 @@ async function main(): Promise<number> {
       filledPerMinute: Math.round((filled.length / (elapsedMs / 60_000)) * 10) / 10,
       sliceLatencyMs: summary(phases['total'] ?? []),
       phasesMs: Object.fromEntries(Object.entries(phases).map(([k, xs]) => [k, summary(xs)])),
-      machine: {
-        node: process.version,
-        cpus: cpus().length,
-        cpuModel: cpus()[0]?.model ?? 'unknown',
-        loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
-        commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT }).toString().trim(),
-      },
+      machine: machineFacts(),
     };
     const order = ['reconcile', 'checks', 'plan', 'quote_build', 'sign', 'sponsor', 'land', 'total'];
     const md = [
@@ -153,11 +131,10 @@ async function main(): Promise<number> {
       '',
     ].join('\n');
     console.log(md);
-    const dir = join(REPO_ROOT, 'bench', 'results');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'execution-latest.md'), md);
-    writeFileSync(join(dir, 'execution-postgres.json'), `${JSON.stringify(report, null, 2)}\n`);
-    console.log('Written: bench/results/execution-latest.md, bench/results/execution-postgres.json');
+    writeResults({
+      'execution-latest.md': md,
+      'execution-postgres.json': `${JSON.stringify(report, null, 2)}\n`,
+    });
     return filled.length === INTENTS ? 0 : 1;
   } finally {
     for (const c of children) c.kill('SIGKILL');
@@ -166,10 +143,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -7,10 +7,6 @@
 // venues' times (what asking them one by one would cost). Then POST /v1/quotes over HTTP with
 // autocannon: requests per second, p50 and p99. See bench/README.md.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { PGlite } from '@electric-sql/pglite';
 import { parseUnits } from 'viem';
 import { createViemChainPort } from '../src/adapters/chain/viem.ts';
@@ -24,7 +20,7 @@ import { quoteAllVenues } from '../src/modules/venues/index.ts';
 import autocannon from 'autocannon';
 import { createTestApp } from '../test/support/app.ts';
 import { devnetDeps } from '../test/support/devnet-deps.ts';
-import { REPO_ROOT } from '../test/support/service-process.ts';
+import { machineFacts, runMain, summary, writeResults } from './common.ts';
 
 const rounds = Number(process.env.BENCH_VENUE_ROUNDS ?? 200);
 const duration = Number(process.env.BENCH_DURATION ?? 10);
@@ -66,22 +62,6 @@ async function benchQuoteRoute(devnet: Awaited<ReturnType<typeof startDevnet>>) 
   }
 }
 const warmup = 10;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, i)]!;
-}
-
-function summary(values: number[]): { p50: number; p99: number; max: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const round = (x: number) => Math.round(x * 10) / 10;
-  return {
-    p50: round(percentile(sorted, 50)),
-    p99: round(percentile(sorted, 99)),
-    max: round(sorted.at(-1) ?? NaN),
-  };
-}
 
 async function main(): Promise<number> {
   const devnet = await startDevnet({ chainIds: [BASE_CHAIN_ID] });
@@ -134,13 +114,7 @@ async function main(): Promise<number> {
       perVenueMs: Object.fromEntries(Object.entries(perVenue).map(([v, xs]) => [v, summary(xs)])),
       failures: [...new Set(failures)],
       quoteRoute: route,
-      machine: {
-        node: process.version,
-        cpus: cpus().length,
-        cpuModel: cpus()[0]?.model ?? 'unknown',
-        loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
-        commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT }).toString().trim(),
-      },
+      machine: machineFacts(),
     };
     const rows = [
       '| Measure | p50 ms | p99 ms | max ms |',
@@ -159,11 +133,9 @@ async function main(): Promise<number> {
       `after 2 s warm-up; 5,000 USDC → WETH.\n\n| req/s | p50 ms | p99 ms | max ms | requests | non-2xx | errors |\n` +
       `|--:|--:|--:|--:|--:|--:|--:|\n| ${route.requestsPerSecond} | ${route.latencyMs.p50} | ${route.latencyMs.p99} | ` +
       `${route.latencyMs.max} | ${route.requests} | ${route.non2xx} | ${route.errors} |\n`;
-    const dir = join(REPO_ROOT, 'bench', 'results');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'venues.json'), JSON.stringify(report, null, 2) + '\n');
-    writeFileSync(join(dir, 'venues-latest.md'), markdown);
-    console.log(`\n${markdown}\nWritten: bench/results/venues.json, bench/results/venues-latest.md`);
+    console.log(`
+${markdown}`);
+    writeResults({ 'venues.json': `${JSON.stringify(report, null, 2)}\n`, 'venues-latest.md': markdown });
     return report.failures.length > 0 || route.non2xx > 0 || route.errors > 0 ? 1 : 0;
   } finally {
     await handle.close();
@@ -172,10 +144,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-    process.exit(1);
-  },
-);
+runMain(main);

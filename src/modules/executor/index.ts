@@ -5,14 +5,8 @@ export { accountMovements, fillEntries, NATIVE, type ReceiptLog } from './fills.
 export { abortIntent, filledValueMicro, finishIntent, type IntentEnd } from './finish.ts';
 export { uncoveredCall } from './grant.ts';
 export type { Abort, AbortReason, RunReport, SliceReport } from './report.ts';
-export {
-  failIntent,
-  reconcileAbandonedSlices,
-  runIntentStep,
-  UNWRAP_VENUE,
-  type RunDeps,
-  type StepOutcome,
-} from './run.ts';
+export { failIntent, reconcileAbandonedSlices, runIntentStep, type StepOutcome } from './run.ts';
+export { UNWRAP_VENUE } from './next-slice.ts';
 export {
   permissionInstalled,
   signSessionOperation,
@@ -28,7 +22,7 @@ export {
   type SliceDeps,
   type SliceOutcome,
 } from './slices.ts';
-export { startIntent, type ExecutorDeps, type StartOutcome } from './start.ts';
+export { startIntent, type ExecutorDeps, type RunDeps, type StartOutcome } from './start.ts';
 export {
   abandonedSlices,
   findSlice,

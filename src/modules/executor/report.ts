@@ -31,6 +31,18 @@ export interface Abort {
   detail: Record<string, unknown>;
 }
 
+/** A step's end by an abort reason: thrown inside a step, turned into the intent's abort (run.ts). */
+export class StepAbort extends Error {
+  constructor(readonly abort: Abort) {
+    super(`${abort.reason}: ${JSON.stringify(abort.detail)}`);
+  }
+}
+
+/** Ends the step with `abort`, when there is one. */
+export const refuse = (abort: Abort | null): void => {
+  if (abort) throw new StepAbort(abort);
+};
+
 export interface PlanReport {
   venue: string;
   slice_count: number;

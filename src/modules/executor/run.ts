@@ -7,23 +7,19 @@
 // ledgers it (book.ts) and either ends the intent or asks to be run again later: between slices
 // no worker waits, the job queue holds the intent.
 
-import { encodeFunctionData, getAddress, parseAbi, type Address } from 'viem';
+import { getAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { BundlerError, UserOperationReceiptTimeoutError } from '../../adapters/bundler/port.ts';
 import { NoRelayerError } from '../../adapters/chain/port.ts';
-import { VenueError, type VenueAdapter } from '../../adapters/venues/index.ts';
-import { Deadline } from '../../core/http/deadline.ts';
 import { findDelegation, type Call, type DelegationRow } from '../delegations/index.ts';
 import { findIntentById, type IntentRow, type IntentStatus } from '../intents/index.ts';
-import { formatUsd, pinnedPolicy, usdToMicro, type PolicyDocument } from '../policies/index.ts';
-import type { PriceReferences } from '../prices/index.ts';
-import { planSale } from '../quotes/index.ts';
+import { pinnedPolicy } from '../policies/index.ts';
 import { ensurePrefund, requiredPrefundWei } from '../smart-account/index.ts';
-import { buildSwap, quoteAllVenues } from '../venues/index.ts';
 import { bookSlice } from './book.ts';
 import { finishIntent } from './finish.ts';
 import { uncoveredCall } from './grant.ts';
-import { runReport, wallClockMs, type Abort, type PlanReport, type RunReport } from './report.ts';
+import { makePlan, spendCapNow, swapCalls, unwrapCalls, UNWRAP_VENUE } from './next-slice.ts';
+import { refuse, runReport, StepAbort, wallClockMs, type Abort, type RunReport } from './report.ts';
 import { signSessionOperation, type SignedOperation } from './session-operation.ts';
 import {
   dropSlice,
@@ -39,35 +35,13 @@ import {
   startIntent,
   switchedOff,
   unservedChain,
-  type ExecutorDeps,
+  type RunDeps,
 } from './start.ts';
-import { abandonedSlices, intentSlices, type SliceFacts, type SliceRecord } from './store.ts';
-
-export interface RunDeps extends ExecutorDeps {
-  venues: readonly VenueAdapter[];
-  prices: PriceReferences | undefined;
-  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
-}
+import { abandonedSlices, intentSlices, type SliceRecord } from './store.ts';
 
 export type StepOutcome =
   | { state: 'done'; status: IntentStatus | 'missing' }
   | { state: 'continue'; runAt: Date; why: 'next_slice' | 'receipt' | 'dropped' };
-
-/** The venue name a gas top-up's unwrap is ledgered against: the chain's wrapped native token. */
-export const UNWRAP_VENUE = 'wrapped-native';
-
-const wethAbi = parseAbi(['function withdraw(uint256 wad)']);
-
-/** A step's end by an abort reason: thrown inside a step, turned into the intent's abort. */
-class StepAbort extends Error {
-  constructor(readonly abort: Abort) {
-    super(`${abort.reason}: ${JSON.stringify(abort.detail)}`);
-  }
-}
-
-const refuse = (abort: Abort | null): void => {
-  if (abort) throw new StepAbort(abort);
-};
 
 /** Runs one step of the intent's run; see the file comment. */
 export async function runIntentStep(deps: RunDeps, id: string): Promise<StepOutcome> {
@@ -425,228 +399,4 @@ async function currentDelegation(deps: RunDeps, row: IntentRow): Promise<Delegat
     });
   }
   return delegation;
-}
-
-/**
- * SPEND_CAP_EXCEEDED when the sale, valued now, is over the cap it was admitted under
- * (`spend.per_tx_usd`, or `gas.max_top_up_usd` for a gas top-up): a sell leg that is not a USD
- * stable is valued at the current price reference, as admission valued it; when no reference can
- * value it now and neither leg is a USD stable, nothing can say what it spends.
- */
-function spendCapNow(deps: RunDeps, row: IntentRow, doc: PolicyDocument): Abort | null {
-  const sell = deps.registry.findToken(row.chain_id, row.params.sell_token);
-  if (!sell || sell.stable) return null;
-  const [rule, limitUsd] =
-    row.kind === 'gas_topup'
-      ? (['gas.max_top_up_usd', doc.gas.max_top_up_usd] as const)
-      : (['spend.per_tx_usd', doc.spend.per_tx_usd] as const);
-  const valued = deps.prices?.valueUsdMicro(row.chain_id, sell.address, BigInt(row.params.sell_amount));
-  if (!valued?.ok) {
-    if (deps.registry.findToken(row.chain_id, row.params.buy_token)?.stable) return null;
-    return {
-      reason: 'SPEND_CAP_EXCEEDED',
-      detail: {
-        rule,
-        why: `neither leg is a USD stable and no price reference values ${sell.symbol} now`,
-        ...(valued ? { reference: valued.refusal.kind } : {}),
-      },
-    };
-  }
-  if (valued.usdMicro <= usdToMicro(limitUsd)) return null;
-  return {
-    reason: 'SPEND_CAP_EXCEEDED',
-    detail: {
-      rule,
-      limit_usd: limitUsd,
-      value_usd: formatUsd(valued.usdMicro),
-      admitted_value_usd: row.params.value_usd,
-    },
-  };
-}
-
-/** Plans the intent and keeps the plan in its report; the planner's refusals end the run. */
-async function makePlan(deps: RunDeps, row: IntentRow, doc: PolicyDocument): Promise<PlanReport> {
-  const now = deps.clock.now().toISOString();
-  let plan: PlanReport;
-  if (row.kind === 'gas_topup') {
-    plan = {
-      venue: UNWRAP_VENUE,
-      slice_count: 1,
-      slices: [row.params.sell_amount],
-      interval_ms: 0,
-      impact_bps_at_full_size: 0,
-      estimated_buy_total: row.params.sell_amount,
-      best_full_size_buy_amount: row.params.sell_amount,
-      planned_at: now,
-    };
-  } else {
-    const planned = await planSale(
-      deps,
-      {
-        chainId: row.chain_id,
-        sellToken: getAddress(row.params.sell_token),
-        buyToken: getAddress(row.params.buy_token),
-        sellAmount: BigInt(row.params.sell_amount),
-        taker: getAddress(row.wallet),
-        allow: row.params.venues.filter((v) => (doc.execution.venues as readonly string[]).includes(v)),
-        // Admission checked both; a registry changed since (a restart) may have dropped one.
-        tokensSupported:
-          deps.registry.findToken(row.chain_id, row.params.sell_token) !== null &&
-          deps.registry.findToken(row.chain_id, row.params.buy_token) !== null,
-        slippageBps: row.params.max_slippage_bps,
-      },
-      new Deadline(deps.config.venues.timeoutMs * 3),
-    );
-    if (!planned.result.ok) {
-      // Which venues were left out and which failed, beside the planner's own words.
-      const { reason, detail } = planned.result.abort;
-      const asked = planned.full;
-      throw new StepAbort({
-        reason,
-        detail: {
-          ...detail,
-          ...(asked.skipped.length > 0 ? { skipped: asked.skipped } : {}),
-          ...(asked.failures.length > 0
-            ? { failures: asked.failures.map((f) => ({ venue: f.venue, kind: f.kind, message: f.message })) }
-            : {}),
-        },
-      });
-    }
-    const p = planned.result.plan;
-    plan = {
-      venue: p.venue,
-      slice_count: p.sliceCount,
-      slices: p.slices.map(String),
-      interval_ms: p.intervalMs,
-      impact_bps_at_full_size: p.impactBpsAtFullSize,
-      estimated_buy_total: p.estimatedBuyTotal.toString(),
-      best_full_size_buy_amount: planned.result.best.buyAmount.toString(),
-      planned_at: now,
-    };
-  }
-  const report = runReport(row);
-  report.plan = plan;
-  await deps.db
-    .updateTable('intents')
-    .set({ report: JSON.stringify(report), updated_at: deps.clock.now() })
-    .where('id', '=', row.id)
-    .where('status', '=', 'executing')
-    .execute();
-  return plan;
-}
-
-/** A gas top-up's one call: the wrapped native token's `withdraw`. */
-function unwrapCalls(
-  deps: RunDeps,
-  row: IntentRow,
-  amount: bigint,
-  part: number,
-): { calls: Call[]; facts: SliceFacts } {
-  const wrapped = deps.registry.chain(row.chain_id)!.wrappedNative;
-  return {
-    calls: [
-      {
-        to: wrapped,
-        data: encodeFunctionData({ abi: wethAbi, functionName: 'withdraw', args: [amount] }),
-        value: 0n,
-      },
-    ],
-    facts: {
-      part,
-      sell_amount: amount.toString(),
-      quoted_buy_amount: amount.toString(),
-      min_buy_amount: amount.toString(),
-      reference: { num: '1', den: '1' },
-    },
-  };
-}
-
-/**
- * A conversion slice's calls: a fresh quote for the part on the plan's venue, checked against the
- * reference (PRICE_GAP beyond twice the budget), built as approve and swap with the minimum out
- * from the slippage budget.
- */
-async function swapCalls(
-  deps: RunDeps,
-  row: IntentRow,
-  plan: PlanReport,
-  amount: bigint,
-  part: number,
-): Promise<{ calls: Call[]; facts: SliceFacts }> {
-  const venueDeps = { db: deps.db, venues: deps.venues, venueTimeoutMs: deps.config.venues.timeoutMs };
-  const deadline = new Deadline(deps.config.venues.timeoutMs * 2);
-  const wallet: Address = getAddress(row.wallet);
-  const sellToken = getAddress(row.params.sell_token);
-  const buyToken = getAddress(row.params.buy_token);
-  const fresh = await quoteAllVenues(venueDeps, {
-    chainId: row.chain_id,
-    sellToken,
-    buyToken,
-    sellAmount: amount,
-    taker: wallet,
-    allow: [plan.venue],
-    deadline,
-  });
-  const quote = fresh.quotes[0];
-  if (!quote) {
-    const off = fresh.skipped.find((s) => s.why === 'switched_off');
-    const failure = fresh.failures[0];
-    throw new StepAbort(
-      off || failure?.kind !== 'no_quote'
-        ? {
-            reason: 'VENUE_UNAVAILABLE',
-            detail: {
-              venue: plan.venue,
-              part,
-              why: off ? `switched off: ${off.detail ?? ''}` : (failure?.message ?? 'not asked'),
-            },
-          }
-        : { reason: 'VENUE_NO_QUOTE', detail: { venue: plan.venue, part, why: failure.message } },
-    );
-  }
-  const cross = deps.prices?.crossPrice(row.chain_id, sellToken, buyToken);
-  const reference = cross?.ok ? { num: cross.price.num, den: cross.price.den } : null;
-  if (reference) {
-    const gap =
-      Number((quote.buyAmount * reference.den * 1_000_000n) / (amount * reference.num)) / 1_000_000 - 1;
-    const limit = 2 * row.params.max_slippage_bps;
-    if (Math.abs(gap) * 10_000 > limit) {
-      throw new StepAbort({
-        reason: 'PRICE_GAP',
-        detail: { venue: plan.venue, part, gap_bps: Math.round(gap * 10_000 * 100) / 100, limit_bps: limit },
-      });
-    }
-  }
-  let swap;
-  try {
-    swap = await buildSwap(
-      venueDeps,
-      {
-        quote,
-        taker: wallet,
-        slippageBps: row.params.max_slippage_bps,
-        swapDeadline: BigInt(
-          Math.floor(deps.clock.now().getTime() / 1000) + deps.config.executor.swapTtlSeconds,
-        ),
-        deadline,
-      },
-      deps.clock.now(),
-    );
-  } catch (err) {
-    if (!(err instanceof VenueError)) throw err;
-    throw new StepAbort({
-      reason: err.kind === 'no_quote' ? 'VENUE_NO_QUOTE' : 'VENUE_UNAVAILABLE',
-      detail: { venue: plan.venue, part, step: 'build', why: err.message },
-    });
-  }
-  return {
-    calls: swap.calls,
-    facts: {
-      part,
-      sell_amount: amount.toString(),
-      quoted_buy_amount: quote.buyAmount.toString(),
-      min_buy_amount: swap.minBuyAmount.toString(),
-      reference: reference ? { num: reference.num.toString(), den: reference.den.toString() } : null,
-    },
-  };
 }

@@ -7,11 +7,13 @@
 import { getAddress } from 'viem';
 import type { BundlerPort } from '../../adapters/bundler/port.ts';
 import type { ChainPort } from '../../adapters/chain/port.ts';
+import type { VenueAdapter } from '../../adapters/venues/index.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import { withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
 import { emitEvent } from '../events/index.ts';
 import { claimPlannedIntent, type IntentRow } from '../intents/index.ts';
+import type { PriceReferences } from '../prices/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
 import { switchesOffFor } from '../switches/index.ts';
 import { abortIntent } from './finish.ts';
@@ -26,6 +28,13 @@ export interface ExecutorDeps {
   chain: ChainPort;
   /** Sends the slices' UserOperations; absent, or without the chain: UNSUPPORTED_CHAIN. */
   bundler: BundlerPort | undefined;
+}
+
+/** What a run step needs besides: the venues, the price references and a log. */
+export interface RunDeps extends ExecutorDeps {
+  venues: readonly VenueAdapter[];
+  prices: PriceReferences | undefined;
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
 export type StartOutcome =

@@ -55,37 +55,35 @@ export async function lockPolicyHistory(tx: DbExecutor, accountId: string, walle
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(tx);
 }
 
-export async function latestPolicy(
-  db: DbExecutor,
-  accountId: string,
-  wallet: string,
-): Promise<PolicyRow | null> {
-  const row = await db
-    .selectFrom('policies')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('wallet', '=', wallet)
-    .orderBy('version', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return row ?? null;
+/** The wallet's latest policy version, or null. */
+export function latestPolicy(db: DbExecutor, accountId: string, wallet: string): Promise<PolicyRow | null> {
+  return policyRow(db, accountId, wallet, null);
 }
 
 /** One version of the wallet's policy history, or null. */
-export async function policyVersion(
+export function policyVersion(
   db: DbExecutor,
   accountId: string,
   wallet: string,
   version: number,
 ): Promise<PolicyRow | null> {
-  const row = await db
+  return policyRow(db, accountId, wallet, version);
+}
+
+async function policyRow(
+  db: DbExecutor,
+  accountId: string,
+  wallet: string,
+  version: number | null,
+): Promise<PolicyRow | null> {
+  const history = db
     .selectFrom('policies')
     .selectAll()
     .where('account_id', '=', accountId)
-    .where('wallet', '=', wallet)
-    .where('version', '=', version)
-    .executeTakeFirst();
-  return row ?? null;
+    .where('wallet', '=', wallet);
+  const q =
+    version === null ? history.orderBy('version', 'desc').limit(1) : history.where('version', '=', version);
+  return (await q.executeTakeFirst()) ?? null;
 }
 
 export async function insertPolicy(tx: DbExecutor, row: PolicyRow): Promise<void> {

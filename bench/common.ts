@@ -1,0 +1,60 @@
+// What the benchmark scripts share: latency summaries, the facts of the machine a result was
+// measured on, writing results, and running a script's main to its exit code.
+
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../test/support/service-process.ts';
+
+/** The p-th percentile of sorted values (nearest rank); NaN when there are none. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, i)]!;
+}
+
+/** p50, p99 and max of the values, to a tenth. */
+export function summary(values: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return {
+    p50: round(percentile(sorted, 50)),
+    p99: round(percentile(sorted, 99)),
+    max: round(sorted.at(-1) ?? NaN),
+  };
+}
+
+/** Node, CPUs, load and the commit measured. */
+export function machineFacts() {
+  return {
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
+    commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT }).toString().trim(),
+  };
+}
+
+/** Writes files into bench/results (name → content) and says so. */
+export function writeResults(files: Record<string, string>): void {
+  const dir = join(REPO_ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+  console.log(
+    `Written: ${Object.keys(files)
+      .map((n) => `bench/results/${n}`)
+      .join(', ')}`,
+  );
+}
+
+/** Runs a benchmark's main and exits with its code (1 and the stack when it throws). */
+export function runMain(main: () => Promise<number>): void {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+      process.exit(1);
+    },
+  );
+}
