@@ -122,6 +122,7 @@ export async function bookSlice(
     bought: bought.toString(),
     quoted_buy_amount: slice.facts.quoted_buy_amount,
     min_buy_amount: slice.facts.min_buy_amount,
+    ...(slice.facts.venue_fee_amount ? { venue_fee_amount: slice.facts.venue_fee_amount } : {}),
     price: priceOf(sold, bought, decimals.sell, decimals.buy),
     reference_price: referencePrice(reference, decimals.sell, decimals.buy),
     vs_reference_bps: versusReferenceBps(sold, bought, reference),

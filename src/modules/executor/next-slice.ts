@@ -238,6 +238,7 @@ export async function swapCalls(
       part,
       sell_amount: amount.toString(),
       quoted_buy_amount: quote.buyAmount.toString(),
+      venue_fee_amount: quote.feeAmount.toString(),
       min_buy_amount: swap.minBuyAmount.toString(),
       reference: reference ? { num: reference.num.toString(), den: reference.den.toString() } : null,
     },

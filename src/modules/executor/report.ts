@@ -67,6 +67,8 @@ export interface SliceReport {
   bought: string;
   quoted_buy_amount: string;
   min_buy_amount: string;
+  /** The venue's fee the quote counted (buy-token base units); absent for an unwrap, which has none. */
+  venue_fee_amount?: string;
   /** Buy tokens per sell token, whole tokens; null when nothing was sold. */
   price: string | null;
   reference_price: string | null;

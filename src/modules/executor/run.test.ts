@@ -32,7 +32,6 @@ import { runIntentStep, type RunReport } from './index.ts';
 
 const devnet = inject('devnet');
 const CHAIN = 8453;
-const chainInfo = devnetChain(devnet, CHAIN);
 const USD = 1_000_000n;
 let m: EurcMarket;
 let t: TestApp;
@@ -123,6 +122,7 @@ describe('the run of a conversion', () => {
     expect(report.continuations).toBe(report.plan!.slice_count - 1);
     for (const s of report.slices) {
       expect(BigInt(s.bought)).toBeGreaterThanOrEqual(BigInt(s.min_buy_amount));
+      expect(BigInt(s.venue_fee_amount!)).toBeGreaterThan(0n); // the pool's 0.3%
       expect(s.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
       // Where the time went: the phases before the recording, the landing, and the whole.
       expect(Object.keys(s.timings_ms ?? {})).toEqual(
@@ -184,48 +184,72 @@ describe('the run of a conversion', () => {
     ]);
   });
 
-  it('tops up gas from an account with no ETH: the relayer pays the prefund, WETH unwraps into ETH', async () => {
-    const weth = getAddress(chainInfo.contracts.weth);
-    const a = await delegatedAgent(t, {
-      ethWei: 0n,
-      tokens: [{ symbol: 'WETH', amount: parseEther('0.01').toString() }],
-      calls: [{ target: weth, selector: '0x2e1a7d4d', value_limit: '0' }],
-    });
-    const account = getAddress(a.account);
-    const wethHeld = () =>
-      client().readContract({ address: weth, abi: erc20Abi, functionName: 'balanceOf', args: [account] });
-    const before = { ...(await holdings(account)), weth: await wethHeld() };
-    expect(before.native).toBe(0n);
-    const amount = parseEther('0.001');
-    const intent = await a.api<Intent>('POST', '/v1/intents', {
-      wallet: a.wallet,
-      kind: 'gas_topup',
-      sell_token: weth,
-      buy_token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
-      sell_amount: amount.toString(),
-    });
-    expect(await runIntentStep(runDeps(t), intent.id)).toEqual({ state: 'done', status: 'filled' });
+  // Base, and the testbed chain, where gas top-ups are the only intents that run.
+  it.each([8453, 84532])(
+    'tops up gas on chain %i from an account with no ETH: the relayer pays the prefund, WETH unwraps into ETH',
+    async (chainId) => {
+      const weth = getAddress(devnetChain(devnet, chainId).contracts.weth);
+      const a = await delegatedAgent(t, {
+        chainId,
+        ethWei: 0n,
+        tokens: [{ symbol: 'WETH', amount: parseEther('0.01').toString() }],
+        calls: [{ target: weth, selector: '0x2e1a7d4d', value_limit: '0' }],
+      });
+      const account = getAddress(a.account);
+      const chain = t.deps.chain!.publicClient(chainId);
+      const held = async () => ({
+        weth: await chain.readContract({
+          address: weth,
+          abi: erc20Abi,
+          functionName: 'balanceOf',
+          args: [account],
+        }),
+        // Its native coin with its EntryPoint deposit, where the gas is paid from.
+        native:
+          (await chain.getBalance({ address: account })) +
+          (await chain.readContract({
+            address: entryPoint07Address,
+            abi: entryPoint07Abi,
+            functionName: 'balanceOf',
+            args: [account],
+          })),
+      });
+      const before = await held();
+      expect(before.native).toBe(0n);
+      expect(await chain.getCode({ address: account })).toBeUndefined(); // not deployed yet
+      const amount = parseEther('0.001');
+      const intent = await a.api<Intent>('POST', '/v1/intents', {
+        wallet: a.wallet,
+        kind: 'gas_topup',
+        sell_token: weth,
+        buy_token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
+        sell_amount: amount.toString(),
+      });
+      expect(await runIntentStep(runDeps(t), intent.id)).toEqual({ state: 'done', status: 'filled' });
 
-    const read = await a.api<Intent>('GET', `/v1/intents/${intent.id}`);
-    const report = read.report as unknown as RunReport;
-    expect(report.slices).toHaveLength(1);
-    expect(report.slices[0]).toMatchObject({
-      state: 'landed',
-      sold: amount.toString(),
-      bought: amount.toString(),
-    });
-    const sponsored = BigInt(report.totals.sponsored_wei);
-    const gas = BigInt(report.totals.gas_wei);
-    expect(sponsored).toBeGreaterThan(0n);
-    expect(gas).toBeGreaterThan(0n);
-    // ETH arrived (less the gas the relayer's deposit paid), WETH left, as the ledger says.
-    const after = { ...(await holdings(account)), weth: await wethHeld() };
-    const books = await ledgered(a.wallet);
-    expect(after.weth - before.weth).toBe(-amount);
-    expect(await balanceOf(t.db.db, walletAccount(CHAIN, a.wallet), erc20Asset(CHAIN, weth))).toBe(-amount);
-    expect(after.native - before.native).toBe(amount + sponsored - gas);
-    expect(books.native).toBe(after.native - before.native);
-  });
+      const read = await a.api<Intent>('GET', `/v1/intents/${intent.id}`);
+      const report = read.report as unknown as RunReport;
+      expect(report.slices).toHaveLength(1);
+      expect(report.slices[0]).toMatchObject({
+        state: 'landed',
+        sold: amount.toString(),
+        bought: amount.toString(),
+      });
+      const sponsored = BigInt(report.totals.sponsored_wei);
+      const gas = BigInt(report.totals.gas_wei);
+      expect(sponsored).toBeGreaterThan(0n);
+      expect(gas).toBeGreaterThan(0n);
+      // The one operation deployed the account and installed the permission on the way.
+      expect(await chain.getCode({ address: account })).toBeDefined();
+      // ETH arrived (less the gas the relayer's deposit paid), WETH left, as the ledger says.
+      const after = await held();
+      const wallet = walletAccount(chainId, a.wallet);
+      expect(after.weth - before.weth).toBe(-amount);
+      expect(await balanceOf(t.db.db, wallet, erc20Asset(chainId, weth))).toBe(-amount);
+      expect(after.native - before.native).toBe(amount + sponsored - gas);
+      expect(await balanceOf(t.db.db, wallet, nativeAsset(chainId, 60))).toBe(after.native - before.native);
+    },
+  );
 
   it('stops before the next slice when the delegation is revoked mid-run; the first fill stays ledgered', async () => {
     const a = await agent();

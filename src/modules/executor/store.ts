@@ -40,6 +40,8 @@ export interface SliceFacts {
   /** What the venue quoted for it, and the least the calls accept (buy-token base units). */
   quoted_buy_amount: string;
   min_buy_amount: string;
+  /** The venue's fee in the quote (buy-token base units, already out of the quoted amount). */
+  venue_fee_amount?: string;
   /** The independent reference then (buy-token base units per sell-token base unit = num/den), if any. */
   reference: { num: string; den: string } | null;
   /** Wei the relayer deposited at the EntryPoint for the account's prefund before the slice. */

@@ -69,7 +69,18 @@ export const IntentSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
-    report: Type.Object({}, { additionalProperties: true }),
+    report: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          "The executor's account of the run ({} until it starts): `plan` (venue, slice amounts, interval, " +
+          'impact), `slices` (each settled slice: venue, state, amounts from its logs, quoted and minimum, ' +
+          'venue fee, price against the reference, UserOperation and transaction hashes, gas, timings), ' +
+          '`totals` (sold, bought, gas, average price, the USD value filled once ended) and `continuations`. ' +
+          'See docs/executor.md.',
+      },
+    ),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
