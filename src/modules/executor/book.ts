@@ -9,7 +9,7 @@ import { getAddress, type Address } from 'viem';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import { emitEvent } from '../events/index.ts';
-import { findIntentById } from '../intents/index.ts';
+import { findIntentById, saveIntentReport } from '../intents/index.ts';
 import {
   externalAccount,
   nativeAsset,
@@ -137,11 +137,7 @@ export async function bookSlice(
   const report = runReport(row);
   report.slices.push(entry);
   report.totals = addToTotals(report.totals, { sold, bought, gasWei, sponsoredWei }, decimals);
-  await tx
-    .updateTable('intents')
-    .set({ report: JSON.stringify(report), updated_at: deps.clock.now() })
-    .where('id', '=', row.id)
-    .execute();
+  await saveIntentReport(tx, row.id, report, deps.clock.now());
   await emitEvent(tx, deps.clock, {
     accountId: row.account_id,
     kind: 'intent.slice_settled',

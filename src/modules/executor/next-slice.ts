@@ -7,7 +7,7 @@ import { encodeFunctionData, getAddress, parseAbi, type Address } from 'viem';
 import { VenueError } from '../../adapters/venues/index.ts';
 import { Deadline } from '../../core/http/deadline.ts';
 import type { Call } from '../delegations/index.ts';
-import type { IntentRow } from '../intents/index.ts';
+import { saveIntentReport, type IntentRow } from '../intents/index.ts';
 import { formatUsd, usdToMicro, type PolicyDocument } from '../policies/index.ts';
 import { planSale } from '../quotes/index.ts';
 import { buildSwap, quoteAllVenues } from '../venues/index.ts';
@@ -119,12 +119,7 @@ export async function makePlan(deps: RunDeps, row: IntentRow, doc: PolicyDocumen
   }
   const report = runReport(row);
   report.plan = plan;
-  await deps.db
-    .updateTable('intents')
-    .set({ report: JSON.stringify(report), updated_at: deps.clock.now() })
-    .where('id', '=', row.id)
-    .where('status', '=', 'executing')
-    .execute();
+  await saveIntentReport(deps.db, row.id, report, deps.clock.now(), 'executing');
   return plan;
 }
 

@@ -12,7 +12,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { BundlerError, UserOperationReceiptTimeoutError } from '../../adapters/bundler/port.ts';
 import { NoRelayerError } from '../../adapters/chain/port.ts';
 import { findDelegation, type Call, type DelegationRow } from '../delegations/index.ts';
-import { findIntentById, type IntentRow, type IntentStatus } from '../intents/index.ts';
+import { findIntentById, saveIntentReport, type IntentRow, type IntentStatus } from '../intents/index.ts';
 import { pinnedPolicy } from '../policies/index.ts';
 import { ensurePrefund, requiredPrefundWei } from '../smart-account/index.ts';
 import { bookSlice } from './book.ts';
@@ -277,12 +277,7 @@ async function continueLater(
   const row = (await findIntentById(deps.db, id))!;
   const report = runReport(row);
   report.continuations += 1;
-  await deps.db
-    .updateTable('intents')
-    .set({ report: JSON.stringify(report), updated_at: deps.clock.now() })
-    .where('id', '=', id)
-    .where('status', '=', 'executing')
-    .execute();
+  await saveIntentReport(deps.db, id, report, deps.clock.now(), 'executing');
   return { state: 'continue', runAt: new Date(deps.clock.now().getTime() + afterMs), why };
 }
 

@@ -7,6 +7,7 @@ export {
   claimPlannedIntent,
   findIntent,
   findIntentById,
+  saveIntentReport,
   type IntentKind,
   type IntentParams,
   type IntentRow,

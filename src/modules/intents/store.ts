@@ -168,6 +168,25 @@ export async function claimPlannedIntent(db: DbExecutor, id: string, at: Date): 
   return row ? toRow(row) : null;
 }
 
+/**
+ * Writes the intent's report (the executor's account of its run); with `onlyWhile`, only while the
+ * intent has that status.
+ */
+export async function saveIntentReport(
+  db: DbExecutor,
+  id: string,
+  report: unknown,
+  at: Date,
+  onlyWhile?: IntentStatus,
+): Promise<void> {
+  let q = db
+    .updateTable('intents')
+    .set({ report: JSON.stringify(report), updated_at: at })
+    .where('id', '=', id);
+  if (onlyWhile) q = q.where('status', '=', onlyWhile);
+  await q.execute();
+}
+
 /** Moves a planned intent to `cancelled`; false when it is not planned (any more). */
 export async function cancelPlannedIntent(
   tx: DbExecutor,
