@@ -5,13 +5,15 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { AppDeps } from './deps.ts';
 import { AppError } from './core/errors/app-error.ts';
 import { clientErrorHandler, sendError, toAppError } from './core/http/error-renderer.ts';
-import { registerRoutes, type RegisteredRoutes } from './core/http/register.ts';
+import { mountedRoutes, registerRoutes, type RegisteredRoutes } from './core/http/register.ts';
+import { buildOpenApiDocument } from './core/http/openapi.ts';
 import type { RouteDefinition } from './core/http/route-table.ts';
 import { validatorCompiler } from './core/http/validation.ts';
 import { newId } from './core/ids.ts';
 import { routeTable } from './routes.ts';
+import { API_DESCRIPTION, API_TITLE, API_VERSION } from './api-info.ts';
 
-export const API_VERSION = '0.1.0';
+export { API_VERSION } from './api-info.ts';
 
 export interface BuildAppOptions {
   /** Routes beyond the table (tests register probes through the same layers). */
@@ -76,24 +78,14 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       }),
   });
 
-  await fastify.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Purser treasury API',
-        version: API_VERSION,
-        description:
-          'Treasury infrastructure for autonomous agents. Errors use one body: ' +
-          '`{code, message, remediation, docs_url, request_id, next?}`; see /docs/errors.',
-      },
-      servers: [{ url: config.publicUrl }],
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'Session token or API key' },
-        },
-      },
-    },
+  const table = [...routeTable, ...(options.extraRoutes ?? [])];
+  const document = buildOpenApiDocument(mountedRoutes(table, config.env), {
+    title: API_TITLE,
+    version: API_VERSION,
+    description: API_DESCRIPTION,
+    publicUrl: config.publicUrl,
   });
+  await fastify.register(swagger, { mode: 'static', specification: { document: document as never } });
   await fastify.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 
   fastify.setErrorHandler((err, req, reply) => {
@@ -106,7 +98,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     return sendError(reply, req, appError, config);
   });
 
-  const registered = registerRoutes(fastify, [...routeTable, ...(options.extraRoutes ?? [])], deps);
+  const registered = registerRoutes(fastify, table, deps);
   fastify.setNotFoundHandler((req, reply) => {
     const allowed = registered.allowedMethods(req.url);
     if (allowed.length > 0) {

@@ -12,6 +12,7 @@ import { routeTable } from '../src/routes.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { busyWait, countProbeWrites, createProbeTable, sleep, writeProbe } from './support/probes.ts';
+import { PROBE_DOCS } from './support/probes.ts';
 
 const PUBLIC_URL = 'https://purser.example.test';
 const RATE_LIMIT = 3;
@@ -29,6 +30,7 @@ const probes: RouteDefinition[] = [
     class: 'public',
     wallet: false,
     rateLimited: false,
+    docs: PROBE_DOCS,
     schema: {
       querystring: Type.Object(
         {
@@ -49,6 +51,7 @@ const probes: RouteDefinition[] = [
     tags: ['probe'],
     class: 'public',
     wallet: false,
+    docs: PROBE_DOCS,
     schema: { response: { 200: Type.Object({ ok: Type.Boolean() }) } },
     handler: async () => ({ status: 200, body: { ok: true } }),
   }),
@@ -62,6 +65,7 @@ const probes: RouteDefinition[] = [
     wallet: false,
     rateLimited: false,
     budgetMs: 200,
+    docs: PROBE_DOCS,
     schema: { response: { 200: Type.Object({ ok: Type.Boolean() }) } },
     handler: async () => {
       await sleep(1500);
@@ -78,6 +82,7 @@ const probes: RouteDefinition[] = [
     wallet: false,
     rateLimited: false,
     budgetMs: 50,
+    docs: PROBE_DOCS,
     schema: { response: { 200: Type.Object({ ok: Type.Boolean() }) } },
     handler: async ({ deadline }) => {
       busyWait(80);
@@ -95,6 +100,7 @@ const probes: RouteDefinition[] = [
     wallet: false,
     rateLimited: false,
     budgetMs: 50,
+    docs: PROBE_DOCS,
     schema: { response: { 200: Type.Object({ ok: Type.Boolean() }) } },
     handler: async ({ deadline }) => {
       deadline.check('approval broadcast');
@@ -113,6 +119,7 @@ const probes: RouteDefinition[] = [
     class: 'public',
     wallet: false,
     rateLimited: false,
+    docs: PROBE_DOCS,
     schema: { response: { 200: Type.Object({}) } },
     handler: async () => {
       throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
@@ -127,6 +134,7 @@ const probes: RouteDefinition[] = [
     class: 'public',
     wallet: false,
     rateLimited: false,
+    docs: PROBE_DOCS,
     schema: { response: { 200: Type.Object({}) } },
     handler: async () => {
       throw new Error('pool password is hunter2');

@@ -8,7 +8,7 @@ import { API_VERSION } from '../src/app.ts';
 import { defineRoute, type RouteDefinition } from '../src/core/http/route-table.ts';
 import { routeTable } from '../src/routes.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
-import { writeProbe } from './support/probes.ts';
+import { PROBE_DOCS, writeProbe } from './support/probes.ts';
 
 // The table has few mutations yet: probes with a body, path and query parameters keep the
 // document's request side exercised.
@@ -24,6 +24,7 @@ const probes: RouteDefinition[] = [
     class: 'bearer',
     scope: 'read',
     wallet: false,
+    docs: PROBE_DOCS,
     schema: {
       params: Type.Object({ box: Type.String({ pattern: '^box_[a-z0-9]+$' }) }),
       querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }),

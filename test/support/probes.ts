@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { Db, Tx } from '../../src/core/db/database.ts';
 import { AppError } from '../../src/core/errors/app-error.ts';
-import { defineRoute, type RouteDefinition } from '../../src/core/http/route-table.ts';
+import { defineRoute, type RouteDefinition, type RouteDocs } from '../../src/core/http/route-table.ts';
 import { newId } from '../../src/core/ids.ts';
 
 /** A strict body: two required fields, one optional, unknown fields refused. */
@@ -70,6 +70,7 @@ export function writeProbe(options: WriteProbeOptions): RouteDefinition {
     class: 'public',
     wallet: false,
     rateLimited: options.rateLimited ?? false,
+    docs: PROBE_DOCS,
     schema: { body: StrictBody, response: { [options.status ?? 201]: ProbeWrite } },
     handler: async (ctx) =>
       ctx.mutate(async (tx) => {
@@ -103,3 +104,6 @@ export function busyWait(ms: number): void {
     // spin
   }
 }
+
+/** Probes are not part of the published API: they carry the least docs a route may. */
+export const PROBE_DOCS: RouteDocs = { errors: [], responses: {}, example: { status: 200, response: {} } };

@@ -28,13 +28,18 @@ const principals = new WeakMap<FastifyRequest, Principal | null>();
 /** Requests whose credential the guard refused but which may replay a stored response (`retiredReplay`). */
 const retiredCallers = new WeakMap<FastifyRequest, { accountId: string; refusal: unknown }>();
 
+/** The routes of the table this deployment mounts: development helpers never in production. */
+export function mountedRoutes(table: RouteDefinition[], env: string): RouteDefinition[] {
+  return table.filter((r) => !(r.devOnly && env === 'production'));
+}
+
 /** Registers every route of the table on the app, each behind the shared guard and layers. */
 export function registerRoutes(
   app: FastifyInstance,
   table: RouteDefinition[],
   deps: RouteDeps,
 ): RegisteredRoutes {
-  const mounted = table.filter((r) => !(r.devOnly && deps.config.env === 'production'));
+  const mounted = mountedRoutes(table, deps.config.env);
   const seen = new Set<string>();
   const router = FindMyWay();
   for (const route of mounted) {

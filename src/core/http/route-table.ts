@@ -4,6 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
 import type { Config } from '../../config.ts';
+import type { ErrorCode } from '../errors/codes.ts';
 import type { Clock } from '../clock.ts';
 import type { Db, DbExecutor, Tx } from '../db/database.ts';
 import type { Deadline } from './deadline.ts';
@@ -122,6 +123,39 @@ export interface RouteContext<S extends RouteSchemas> {
   ): Promise<RouteResult>;
 }
 
+/**
+ * An error a route's own logic can answer: its code, with the status when it differs from the
+ * error table's, and optionally in words when this route answers it.
+ */
+export type DocumentedError = ErrorCode | { code: ErrorCode; status?: number; when?: string };
+
+/**
+ * What the OpenAPI document says about a route beyond its schemas. The document adds the errors
+ * every route of its kind can answer (its class's 401 and 403, validation's 400, the rate limit's
+ * 429, an Idempotency-Key's conflicts, the time budget's 504, 500 and 503); `errors` lists the
+ * rest. The suite validates the example against the route's schemas.
+ */
+export interface RouteDocs {
+  /** The codes this route's handler and services raise, beyond those its kind implies. */
+  errors: DocumentedError[];
+  /** Each success status of `schema.response`, in words. */
+  responses: Record<number, string>;
+  /** One example request and the answer it gets. */
+  example: RouteExample;
+  /** The media type of the success answers when not JSON (an HTML page, a CSV file). */
+  contentType?: string;
+}
+
+export interface RouteExample {
+  params?: Record<string, unknown>;
+  query?: Record<string, unknown>;
+  body?: unknown;
+  /** One of the success statuses of `schema.response`. */
+  status: number;
+  /** The response body (a string for text answers such as HTML or CSV). */
+  response: unknown;
+}
+
 export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {
   method: HttpMethod;
   url: string;
@@ -150,6 +184,8 @@ export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {
    */
   retiredReplay?(req: FastifyRequest, deps: RouteDeps): Promise<string | null>;
   schema: S;
+  /** The route's entry in the OpenAPI document: its errors, response descriptions and example. */
+  docs: RouteDocs;
   handler(ctx: RouteContext<S>): Promise<RouteResult>;
 }
 

@@ -7,6 +7,8 @@ import {
   offboardAccount,
   OFFBOARD_DEFAULT_REASON,
   OFFBOARD_REASON_MAX,
+  OFFBOARD_RETAINED,
+  OFFBOARD_SCHEDULED,
   readOffboardChainState,
   retiredCredentialAccount,
 } from './offboard.ts';
@@ -58,7 +60,7 @@ const AccountExport = Type.Object(
       { additionalProperties: false },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'AccountExport' },
 );
 
 const OffboardBody = Type.Object(
@@ -69,7 +71,7 @@ const OffboardBody = Type.Object(
     }),
     reason: Type.Optional(Type.String({ maxLength: OFFBOARD_REASON_MAX, default: OFFBOARD_DEFAULT_REASON })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'OffboardRequest' },
 );
 
 const Call = Type.Object({ to: Type.String(), data: Type.String() }, { additionalProperties: false });
@@ -111,8 +113,152 @@ const OffboardResult = Type.Object(
       { additionalProperties: true },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'OffboardResult' },
 );
+
+// The examples of the OpenAPI document: an account with one API key, and its offboarding.
+const WALLET = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const KERNEL_ACCOUNT = '0x8b3f0c2E4A71D9B56E3c1f0A27D4E89B6C5A1f32';
+const KEY_FACTS = {
+  key_id: 'key_g0mvy9rdymc7z3y9147q',
+  via: 'create',
+  created_by: 'session:ses_guki3pj5f55uyvhzl4wk',
+  name: 'reporting',
+  scopes: ['read'],
+  wallets: null,
+  allowed_ips: null,
+  expires_at: '2026-04-13T09:28:02.117Z',
+};
+const EXPORT_EXAMPLE = {
+  export_version: 1,
+  generated_at: '2026-03-14T12:00:31.502Z',
+  truncated: [],
+  account: {
+    address: WALLET.toLowerCase(),
+    contact: null,
+    kind: 'agent',
+    created_at: '2026-03-14T09:27:10.412Z',
+    offboarded_at: null,
+  },
+  api_keys: [
+    {
+      id: KEY_FACTS.key_id,
+      name: 'reporting',
+      scopes: ['read'],
+      wallets: null,
+      allowed_ips: null,
+      created_at: '2026-03-14T09:28:02.117Z',
+      expires_at: '2026-04-13T09:28:02.117Z',
+      revoked_at: null,
+      rotated_to: null,
+      rotated_from: null,
+      created_by: KEY_FACTS.created_by,
+    },
+  ],
+  sessions: [
+    {
+      id: 'ses_guki3pj5f55uyvhzl4wk',
+      created_at: '2026-03-14T09:27:10.412Z',
+      expires_at: '2026-03-15T09:27:10.412Z',
+      revoked_at: null,
+    },
+  ],
+  policies: [],
+  delegations: [],
+  intents: [],
+  ledger_entries: [],
+  payment_credits: [],
+  balance: null,
+  events: [
+    {
+      id: 'evt_2jlkm7zu1c00paybmswk',
+      kind: 'key.created',
+      subject: KEY_FACTS.key_id,
+      created_at: '2026-03-14T09:28:02.117Z',
+      data: KEY_FACTS,
+    },
+  ],
+  webhooks: { secret_configured: false, failures: [] },
+  auto_topup: null,
+  venue_credentials: [],
+  pm_orders: [],
+  pm_positions: [],
+  audit_log: [
+    {
+      id: 'aud_vgb08pfh7dvbn2z5cmkz',
+      actor: KEY_FACTS.created_by,
+      action: 'key.created',
+      subject: KEY_FACTS.key_id,
+      details: KEY_FACTS,
+      created_at: '2026-03-14T09:28:02.117Z',
+      client_ip: '203.0.113.7',
+      user_agent: 'node',
+    },
+  ],
+  statements_manifest: { bucket_bound: false, keys: [] },
+};
+const OFFBOARD_EXAMPLE = {
+  offboarded: true,
+  address: WALLET,
+  offboarded_at: '2026-03-20T17:45:09.318Z',
+  deleted: {
+    api_keys_revoked: 1,
+    sessions_revoked: 1,
+    credentials_zeroed: 0,
+    auto_topup_arrows_removed: 0,
+    webhook_secret_removed: true,
+    webhook_failures_removed: 0,
+    contact_scrubbed: false,
+  },
+  retained: [...OFFBOARD_RETAINED],
+  scheduled: [...OFFBOARD_SCHEDULED],
+  delegations_revoked: [
+    {
+      id: '6f1c2a9e-4b7d-4e3a-9c58-2d0f7b1e8a43',
+      account: KERNEL_ACCOUNT,
+      uninstall_call: {
+        to: KERNEL_ACCOUNT,
+        data:
+          '0xe6f3d50a025c1e9a070000000000000000000000000000000000000000000000000000000000000000000000000000' +
+          '000000000000000000000000000000000000000060000000000000000000000000000000000000000000000000000000' +
+          '000000036000000000000000000000000000000000000000000000000000000000000002e00000000000000000000000' +
+          '000000000000000000000000000000000000000020000000000000000000000000000000000000000000000000000000' +
+          '000000000300000000000000000000000000000000000000000000000000000000000000600000000000000000000000' +
+          '0000000000000000000000000000000000000001c0000000000000000000000000000000000000000000000000000000' +
+          '0000000240000000000000000000000000000000000000000000000000000000000000013600009a52283276a0ec8740' +
+          'df50bf01b28a80d880eaf200000000000000000000000000000000000000000000000000000000000000200000000000' +
+          '000000000000000000000000000000000000000000000000000001000000000000000000000000000000000000000000' +
+          '000000000000000000002000000000000000000000000000000000000000000000000000000000000000000000000000' +
+          '00000000000000833589fcd6edb6e08f4c7c32d4f71b54bda02913095ea7b30000000000000000000000000000000000' +
+          '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000' +
+          '0000000000000000000000000000000000000000000000000000a0000000000000000000000000000000000000000000' +
+          '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000' +
+          '00000000560000b9f8f524be6ecd8c945b1b87f9ae5c192fdce20f000000000000000000000000000000000000000000' +
+          '0000000000000000000000000000000000000000000000000000000000000000000000000000006a27e7400000000000' +
+          '0000000000000000000000000000000000000000000000000000000000000000000000002a00026a6f069e2a08c2468e' +
+          '7724ab3250cdbfba14d4ff1f9a6c3b7e2d4058a9c1b3e7f6d2a8c4e5b09d170000000000000000000000000000000000' +
+          '00000000000000000000000000000000000000000000000000000000000000000000000000',
+      },
+      invalidate_nonce_call: {
+        to: KERNEL_ACCOUNT,
+        data: '0x1f1b92e30000000000000000000000000000000000000000000000000000000000000002',
+      },
+    },
+  ],
+  note:
+    `Account ${WALLET} is retired in place: every API key and session is revoked, no credential ` +
+    'of the account works any more and signing in with this address answers 403. The ledger, ' +
+    'events, policies and audit facts are retained. Delegations: the service no longer honours ' +
+    'them; to remove a grant on-chain the owner sends its invalidate_nonce_call (and, if the grant ' +
+    'was ever used, its uninstall_call) from the account itself. Auto-top-up: removing the ' +
+    "service's copy of an arrow does not revoke the authorization on-chain; it stays usable by " +
+    'whoever holds it until its valid_before. To cancel one, the payer signs ' +
+    'cancellation.authorizations[i].typed_data and sends the signature to the token with ' +
+    'cancelAuthorization. An arrow already being settled finishes on its own. Statement exports ' +
+    'are deleted by the next housekeeping sweep (hourly). Repeating this request with the same ' +
+    'Idempotency-Key within 7 days returns this result again.',
+  cancellation: { authorizations: [] },
+};
 
 export const accountRoutes: RouteDefinition[] = [
   defineRoute({
@@ -129,6 +275,11 @@ export const accountRoutes: RouteDefinition[] = [
     scope: 'admin',
     wallet: false,
     schema: { response: { 200: AccountExport } },
+    docs: {
+      errors: [],
+      responses: { 200: 'Everything the service keeps about the account, as one consistent snapshot.' },
+      example: { status: 200, response: EXPORT_EXAMPLE },
+    },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
       const body = await buildAccountExport(
@@ -162,6 +313,26 @@ export const accountRoutes: RouteDefinition[] = [
     scope: 'admin',
     wallet: false,
     schema: { body: OffboardBody, response: { 200: OffboardResult } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when: "confirm_wallet_address is not the account's wallet address (nothing changed)",
+        },
+        {
+          code: 'UNAUTHORIZED',
+          when: 'the account is already offboarded (its credentials no longer work)',
+        },
+      ],
+      responses: {
+        200: 'The account is retired: what was revoked and deleted, what is kept, and the on-chain calls left to the owner.',
+      },
+      example: {
+        body: { confirm_wallet_address: WALLET, reason: 'agent retired' },
+        status: 200,
+        response: OFFBOARD_EXAMPLE,
+      },
+    },
     retiredReplay: (req, deps) =>
       retiredCredentialAccount(deps.db, deps.clock, req.headers.authorization, req.ip),
     handler: async (ctx) => {

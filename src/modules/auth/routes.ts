@@ -21,6 +21,26 @@ import {
 /** On the development environment only, marks an account created by this sign-in as a test fixture. */
 export const TEST_ACCOUNT_HEADER = 'x-service-test-account';
 
+// The examples of the OpenAPI document: one sign-in, from challenge to session.
+const WALLET = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const CHALLENGE = {
+  message:
+    'purser.example wants you to sign in with your Ethereum account:\n' +
+    `${WALLET}\n\n` +
+    'Sign in to Purser with this wallet. Signing proves you control the address; it moves no funds and costs no gas.\n\n' +
+    'URI: https://purser.example\nVersion: 1\nChain ID: 8453\nNonce: Qm7fK2xLp9RtV4wZc8NbJ3hD\n' +
+    'Issued At: 2026-03-14T09:26:53.000Z\nExpiration Time: 2026-03-14T09:36:53.000Z',
+  nonce: 'Qm7fK2xLp9RtV4wZc8NbJ3hD',
+  domain: 'purser.example',
+  uri: 'https://purser.example',
+  version: '1',
+  chain_id: 8453,
+  issued_at: '2026-03-14T09:26:53.000Z',
+  expiration_time: '2026-03-14T09:36:53.000Z',
+};
+const SIGNATURE =
+  '0x47aabfa6318ae020a49ca8cf024ae4fa910d5e2697fad24771156badb7d57edb418c6d4aa17c74e04a04356c0fabb2f7d0b9baf48d1bef16696a44e4a3f06f901b';
+
 export const authRoutes: RouteDefinition[] = [
   defineRoute({
     method: 'POST',
@@ -35,6 +55,20 @@ export const authRoutes: RouteDefinition[] = [
     class: 'public',
     wallet: false,
     schema: { body: ChallengeBody, response: { 200: ChallengeResponse } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when: 'chain_id is not a sign-in chain (8453, 84532, 137), or a mixed-case address has a wrong EIP-55 checksum',
+        },
+        {
+          code: 'UNAVAILABLE',
+          when: 'chain_id is omitted and the configured default sign-in chain is not one the service knows',
+        },
+      ],
+      responses: { 200: 'The message to sign, with its single-use nonce (valid 10 minutes).' },
+      example: { body: { address: WALLET, chain_id: 8453 }, status: 200, response: CHALLENGE },
+    },
     handler: async ({ deps, body, mutate }) => {
       const chainId = challengeChain(deps.config, body.chain_id);
       const address = checksummedAddress(body.address);
@@ -72,6 +106,37 @@ export const authRoutes: RouteDefinition[] = [
     class: 'public',
     wallet: false,
     schema: { body: VerifyBody, response: { 200: VerifyResponse } },
+    docs: {
+      errors: [
+        {
+          code: 'AUTH_SIGNATURE_INVALID',
+          when:
+            'the message is not an EIP-4361 message, a field does not match this environment or the challenge, ' +
+            'it is not valid yet, or the signature does not verify',
+        },
+        {
+          code: 'AUTH_CHALLENGE_EXPIRED',
+          when: 'the nonce is unknown, already used or expired',
+        },
+        { code: 'FORBIDDEN', when: 'the address belongs to an offboarded account' },
+        {
+          code: 'UNAVAILABLE',
+          when: "the message's chain has no RPC endpoint configured or did not answer the signature check",
+        },
+      ],
+      responses: {
+        200: 'Signed in: the session token, shown once (null in an Idempotency-Key replay), valid 24 hours.',
+      },
+      example: {
+        body: { message: CHALLENGE.message, signature: SIGNATURE },
+        status: 200,
+        response: {
+          token: 'pss_JXJ4im7c4gDWjf2qWUskp6ekM_jGBt-64BQ_Y12NrVc',
+          address: WALLET,
+          expires_at: '2026-03-15T09:27:10.412Z',
+        },
+      },
+    },
     handler: async ({ deps, body, deadline, req, clientIp, userAgent, mutate }) => {
       const proof = await checkSignIn(deps, deadline, {
         message: body.message,
@@ -105,6 +170,23 @@ export const authRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: false,
     schema: { response: { 200: WhoAmIResponse } },
+    docs: {
+      errors: [],
+      responses: { 200: 'The calling credential: its account, kind, scopes and wallet pin.' },
+      example: {
+        status: 200,
+        response: {
+          account_id: 'acc_rnwppnrslr81f7b6tiej',
+          address: WALLET.toLowerCase(),
+          credential: {
+            kind: 'key',
+            id: 'key_g0mvy9rdymc7z3y9147q',
+            scopes: ['read'],
+            wallets: null,
+          },
+        },
+      },
+    },
     handler: async ({ principal }) => {
       if (!principal) throw new Error('whoAmI: bearer route without a principal');
       return {
@@ -136,6 +218,11 @@ export const authRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: false,
     schema: { response: { 200: SignOutResponse } },
+    docs: {
+      errors: [{ code: 'FORBIDDEN', when: 'the credential is an API key: only a session signs out' }],
+      responses: { 200: 'The session is revoked; its token gets 401 from now on.' },
+      example: { status: 200, response: { revoked: true, id: 'ses_guki3pj5f55uyvhzl4wk' } },
+    },
     handler: async ({ deps, principal, clientIp, userAgent, mutate }) => {
       if (!principal) throw new Error('signOut: bearer route without a principal');
       const result = await mutate(async (tx) => {

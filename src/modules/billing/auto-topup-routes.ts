@@ -12,6 +12,11 @@ import {
   setAutoTopupRule,
   SUSPEND_AFTER_FAILURES,
 } from './auto-topup.ts';
+import {
+  ARROW_AUTHORIZATION_EXAMPLE,
+  AUTO_TOPUP_RULE_EXAMPLE,
+  AUTO_TOPUP_STATE_EXAMPLE,
+} from './openapi-examples.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Usd = Type.String({ pattern: USD_PATTERN });
@@ -65,7 +70,7 @@ export const AutoTopupStateResponse = Type.Object(
       { description: 'Ready and settling arrows in firing order, then the 50 most recently finished.' },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'AutoTopupState' },
 );
 
 const AutoTopupRuleBody = Type.Object(
@@ -109,6 +114,11 @@ export const autoTopupRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: false,
     schema: { response: { 200: AutoTopupStateResponse } },
+    docs: {
+      errors: [],
+      responses: { 200: "The account's auto-top-up state: the rule, the quiver and its arrows." },
+      example: { status: 200, response: AUTO_TOPUP_STATE_EXAMPLE },
+    },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
       return {
@@ -132,6 +142,11 @@ export const autoTopupRoutes: RouteDefinition[] = [
     scope: 'write',
     wallet: false,
     schema: { body: AutoTopupRuleBody, response: { 200: AutoTopupStateResponse } },
+    docs: {
+      errors: [{ code: 'INVALID_REQUEST', when: 'threshold_usd is zero: it must be a positive amount' }],
+      responses: { 200: 'The rule is stored (a suspended one re-enabled): the auto-top-up state.' },
+      example: { body: AUTO_TOPUP_RULE_EXAMPLE, status: 200, response: AUTO_TOPUP_STATE_EXAMPLE },
+    },
     handler: (ctx) =>
       ctx.mutate(async (tx) => ({
         status: 200,
@@ -158,6 +173,31 @@ export const autoTopupRoutes: RouteDefinition[] = [
     schema: {
       body: AddArrowsBody,
       response: { 200: AutoTopupStateResponse, 201: AutoTopupStateResponse },
+    },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when: 'the same authorization (payer and nonce) appears twice in the call',
+        },
+        {
+          code: 'PAYMENT_INVALID',
+          when:
+            'an arrow fails a check or was submitted before for a payment or as another arrow; the message ' +
+            'names its index and nothing is stored',
+        },
+        { code: 'LIMIT_EXCEEDED', when: `the quiver would hold more than ${QUIVER_CAP} ready arrows` },
+        { code: 'UNAVAILABLE', when: 'payments are not configured, or the chain cannot be read' },
+      ],
+      responses: {
+        200: 'Every arrow was in the quiver already: the state, unchanged.',
+        201: 'At least one arrow was added: the auto-top-up state.',
+      },
+      example: {
+        body: { arrows: [ARROW_AUTHORIZATION_EXAMPLE] },
+        status: 201,
+        response: AUTO_TOPUP_STATE_EXAMPLE,
+      },
     },
     handler: (ctx) =>
       ctx.replayable(async () => {

@@ -13,6 +13,7 @@ import { expectErrorBody } from '../../../test/support/error-body.ts';
 import { bearer, createAccountWithSession, createKey } from '../../../test/support/identity.ts';
 import { balanceOf, FEE_REVENUE, prepaidAccount, readGroup, USD } from '../ledger/index.ts';
 import { creditPrepaid, debitFee, formatBalanceUsd, paymentRequired, readPrepaidBalance } from './index.ts';
+import { PROBE_DOCS } from '../../../test/support/probes.ts';
 
 const USD_1 = 1_000_000n;
 const clock = new ManualClock('2026-03-01T10:00:00Z');
@@ -29,6 +30,7 @@ const probe = defineRoute({
   class: 'bearer',
   scope: 'write',
   wallet: false,
+  docs: PROBE_DOCS,
   schema: { response: { 201: Type.Object({ balance_usd: Type.String() }) } },
   handler: (ctx) =>
     ctx.mutate(async (tx) => {

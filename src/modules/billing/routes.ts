@@ -8,6 +8,13 @@ import {
   type SettlementEffects,
 } from '../payments/index.ts';
 import { publishedFeeSchedule } from './fees.ts';
+import {
+  BALANCE_EXAMPLE,
+  FEE_SCHEDULE_EXAMPLE,
+  TOPUP_AUTHORIZATION_EXAMPLE,
+  TOPUP_EXAMPLE,
+  TOPUP_TERMS_EXAMPLE,
+} from './openapi-examples.ts';
 import { formatBalanceUsd, readPrepaidBalance } from './prepaid.ts';
 import { BalanceResponse, FeeScheduleResponse, TopupResponse, TopupTermsResponse } from './schemas.ts';
 import { meteringEnforced } from './settings.ts';
@@ -32,6 +39,11 @@ export const billingRoutes = (effects: SettlementEffects): RouteDefinition[] => 
     scope: 'read',
     wallet: false,
     schema: { response: { 200: BalanceResponse } },
+    docs: {
+      errors: [],
+      responses: { 200: 'The prepaid balance, in USD with six decimals.' },
+      example: { status: 200, response: BALANCE_EXAMPLE },
+    },
     handler: async ({ deps, principal }) => {
       if (!principal) throw new AppError('UNAUTHORIZED', 'This route needs a bearer credential.');
       const { balanceMicro } = await readPrepaidBalance(deps.db, principal.accountId);
@@ -53,6 +65,16 @@ export const billingRoutes = (effects: SettlementEffects): RouteDefinition[] => 
     scope: 'read',
     wallet: false,
     schema: { response: { 200: TopupTermsResponse } },
+    docs: {
+      errors: [
+        {
+          code: 'UNAVAILABLE',
+          when: 'payments are not configured on this service, or USDC on the payments chain cannot be read',
+        },
+      ],
+      responses: { 200: "The terms to sign a top-up authorization by, with the account's prepaid cap." },
+      example: { status: 200, response: TOPUP_TERMS_EXAMPLE },
+    },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
       return { status: 200, body: await topupTerms(ctx.deps, principal.accountId) };
@@ -79,6 +101,30 @@ export const billingRoutes = (effects: SettlementEffects): RouteDefinition[] => 
       body: SignedAuthorization,
       response: { 200: TopupResponse, 201: TopupResponse, 202: PendingSettlement },
     },
+    docs: {
+      errors: [
+        {
+          code: 'PAYMENT_INVALID',
+          when:
+            'the authorization fails a check (payee, amount, window, signature, nonce used or an auto-top-up ' +
+            'arrow, too little USDC), or its settlement failed; nothing credited',
+        },
+        {
+          code: 'LIMIT_EXCEEDED',
+          when: 'the top-up would push the per-account or the platform-wide prepaid cap; nothing broadcast',
+        },
+        {
+          code: 'UNAVAILABLE',
+          when: 'payments are not configured, the chain cannot be read, or the relayer cannot pay gas',
+        },
+      ],
+      responses: {
+        200: 'This authorization was submitted before and settled: the first top-up, not credited again.',
+        201: 'Settled on-chain and credited: the top-up and the new balance.',
+        202: 'Broadcast but not yet confirmed: retry with the same authorization to read the outcome.',
+      },
+      example: { body: TOPUP_AUTHORIZATION_EXAMPLE, status: 201, response: TOPUP_EXAMPLE },
+    },
     handler: (ctx) =>
       ctx.replayable(async () => {
         const result = await topUp(ctx.deps, effects, actorOf(ctx), toSubmitted(ctx.body), ctx.deadline);
@@ -102,6 +148,11 @@ export const billingRoutes = (effects: SettlementEffects): RouteDefinition[] => 
     class: 'public',
     wallet: false,
     schema: { response: { 200: FeeScheduleResponse } },
+    docs: {
+      errors: [],
+      responses: { 200: 'The metered fees in USD, and whether metering is enforced now.' },
+      example: { status: 200, response: FEE_SCHEDULE_EXAMPLE },
+    },
     handler: async ({ deps }) => {
       const enforced = await meteringEnforced(deps.db, deps.db, deps.config, deps.clock.now().getTime());
       return { status: 200, body: publishedFeeSchedule(deps.config, enforced) };

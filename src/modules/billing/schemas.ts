@@ -7,7 +7,7 @@ export const BalanceResponse = Type.Object(
     balance_usd: Type.String({ pattern: '^(0|[1-9][0-9]*)\\.[0-9]{6}$', examples: ['12.500000'] }),
     currency: Type.Literal('USD'),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'PrepaidBalance' },
 );
 
 const USD = Type.String({ pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{1,6})?$' });
@@ -75,7 +75,7 @@ export const TopupTermsResponse = Type.Object(
     }),
     account_cap_usd: USD,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'TopupTerms' },
 );
 
 export const FeeScheduleResponse = Type.Object(

@@ -16,6 +16,17 @@ import {
   RenewBody,
   RevocationSchema,
 } from './schemas.ts';
+import {
+  ACTIVE_DELEGATION,
+  CONFIRM_BODY,
+  DELEGATION_ID_PARAMS,
+  LIST_QUERY,
+  PREPARE_BODY,
+  PREPARED_DELEGATION,
+  RENEW_BODY,
+  RENEWED_DELEGATION,
+  REVOCATION,
+} from './openapi-examples.ts';
 import { normalizeScope } from './scope.ts';
 import {
   activate,
@@ -36,6 +47,10 @@ import {
 import { delegationWallet } from './store.ts';
 
 const TAGS = ['delegations'];
+/** When preparing a grant (or a renewal) answers 503. */
+const GRANT_UNAVAILABLE =
+  'no RPC endpoint or Kernel modules are configured for the chain, no executor address is configured, ' +
+  'or the chain did not answer';
 
 /** The guard's locator for `/v1/delegations/{id}`: the delegation's smart account. */
 const DELEGATION_WALLET: ResourceWalletLocator = {
@@ -64,6 +79,28 @@ export const delegationsRoutes: RouteDefinition[] = [
     scope: 'write',
     wallet: { in: 'body', field: 'account' },
     schema: { body: PrepareBody, response: { 201: DelegationSchema } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when:
+            'a check beyond the schema fails: an EIP-55 checksum, a target that is the account or zero, a ' +
+            'repeated target and selector, a value limit over uint256, or valid_until not after ' +
+            'valid_after and now',
+        },
+        { code: 'NOT_FOUND', when: 'the account (wallet) has no policy' },
+        {
+          code: 'POLICY_VIOLATION',
+          when: "the scope is wider than the wallet's active policy; names the rule",
+        },
+        {
+          code: 'UNAVAILABLE',
+          when: GRANT_UNAVAILABLE,
+        },
+      ],
+      responses: { 201: 'The delegation, prepared: the owner signs `digest` and confirms it.' },
+      example: { body: PREPARE_BODY, status: 201, response: PREPARED_DELEGATION },
+    },
     handler: async (ctx) => {
       const { deps, body } = ctx;
       const actor = actorOf(ctx);
@@ -99,6 +136,29 @@ export const delegationsRoutes: RouteDefinition[] = [
     scope: 'write',
     wallet: DELEGATION_WALLET,
     schema: { params: IdParams, body: ConfirmBody, response: { 200: DelegationSchema } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when:
+            "`enable_sig` is not the owner's signature over the digest, or `owner` (and `index`) is not " +
+            "the account's owner: wrong, or missing while the account is not deployed",
+        },
+        { code: 'NOT_FOUND', when: 'the account has no delegation with this id' },
+        {
+          code: 'CONFLICT',
+          when:
+            "the delegation is not prepared, the account's Kernel nonce or EIP-712 version moved since " +
+            'prepare, or the account has no owner in the ECDSA root validator',
+        },
+        {
+          code: 'UNAVAILABLE',
+          when: 'no RPC endpoint or Kernel modules are configured for the chain, or the chain did not answer',
+        },
+      ],
+      responses: { 200: 'The delegation, active.' },
+      example: { params: DELEGATION_ID_PARAMS, body: CONFIRM_BODY, status: 200, response: ACTIVE_DELEGATION },
+    },
     handler: async (ctx) => {
       const { deps, body, params } = ctx;
       const actor = actorOf(ctx);
@@ -122,6 +182,13 @@ export const delegationsRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: DELEGATION_WALLET,
     schema: { params: IdParams, response: { 200: DelegationSchema } },
+    docs: {
+      errors: [{ code: 'NOT_FOUND', when: 'the account has no delegation with this id' }],
+      responses: {
+        200: 'The delegation, with its status as of now (`expired` once valid_until has passed).',
+      },
+      example: { params: DELEGATION_ID_PARAMS, status: 200, response: ACTIVE_DELEGATION },
+    },
     handler: async ({ deps, principal, params }) => {
       const row = await getDelegationRow(
         deps.db,
@@ -141,6 +208,11 @@ export const delegationsRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: { in: 'query', field: 'account' },
     schema: { querystring: ListQuery, response: { 200: DelegationListSchema } },
+    docs: {
+      errors: [],
+      responses: { 200: "The account's delegations, newest first." },
+      example: { query: LIST_QUERY, status: 200, response: { delegations: [ACTIVE_DELEGATION] } },
+    },
     handler: async ({ deps, principal, query }) => {
       const delegations = await listDelegations(
         deps.db,
@@ -162,6 +234,16 @@ export const delegationsRoutes: RouteDefinition[] = [
     scope: 'cancel',
     wallet: DELEGATION_WALLET,
     schema: { params: IdParams, response: { 200: RevocationSchema } },
+    docs: {
+      errors: [
+        { code: 'NOT_FOUND', when: 'the account has no delegation with this id' },
+        { code: 'CONFLICT', when: 'the delegation is already revoked or expired' },
+      ],
+      responses: {
+        200: "Revoked: the executor no longer uses the grant; the owner's calls remove it on-chain.",
+      },
+      example: { params: DELEGATION_ID_PARAMS, status: 200, response: REVOCATION },
+    },
     handler: async (ctx) => {
       const { deps, params } = ctx;
       const actor = actorOf(ctx);
@@ -187,6 +269,31 @@ export const delegationsRoutes: RouteDefinition[] = [
     scope: 'write',
     wallet: DELEGATION_WALLET,
     schema: { params: IdParams, body: RenewBody, response: { 201: DelegationSchema } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when: '`valid_until` is not in the future or is more than 90 days ahead',
+        },
+        {
+          code: 'NOT_FOUND',
+          when: 'the account has no delegation with this id, or its account (wallet) no longer has a policy',
+        },
+        { code: 'CONFLICT', when: 'the delegation is not active (prepared, revoked or expired)' },
+        {
+          code: 'POLICY_VIOLATION',
+          when: "the grant's calls are wider than the wallet's policy active now; names the rule",
+        },
+        {
+          code: 'UNAVAILABLE',
+          when: GRANT_UNAVAILABLE,
+        },
+      ],
+      responses: {
+        201: 'The new delegation, prepared; `renewed_from` names the old one, active until it expires.',
+      },
+      example: { params: DELEGATION_ID_PARAMS, body: RENEW_BODY, status: 201, response: RENEWED_DELEGATION },
+    },
     handler: async (ctx) => {
       const { deps, params, body } = ctx;
       const actor = actorOf(ctx);

@@ -128,58 +128,66 @@ export const TypedDataSchema = Type.Object({
   }),
 });
 
-export const DelegationSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  account: Type.String(),
-  chain_id: Type.Integer(),
-  status: Type.Union([
-    Type.Literal('prepared'),
-    Type.Literal('active'),
-    Type.Literal('revoked'),
-    Type.Literal('expired'),
-  ]),
-  permission_id: Type.String(),
-  validation_id: Type.String(),
-  enable_data: Type.String(),
-  kernel_nonce: Type.Integer(),
-  digest: Type.String({ description: 'The EIP-712 hash of `typed_data`: the single value the owner signs.' }),
-  session_key: Type.String(),
-  scope: ScopeSchema,
-  account_deployed: Type.Boolean(),
-  valid_until: STAMP,
-  created_at: STAMP,
-  confirmed_at: NULLABLE_STAMP,
-  revoked_at: NULLABLE_STAMP,
-  owner: Type.Union([Type.String(), Type.Null()], {
-    description: "The account's ECDSA owner whose signature confirmed the grant; null until confirmed.",
-  }),
-  account_index: Type.Union([Type.String(), Type.Null()], {
-    description:
-      'The Kernel factory index the account was derived at, when it was not deployed at confirm (its first delegated operation deploys it); else null.',
-  }),
-  kernel_version: Type.String(),
-  selector_data: Type.String(),
-  typed_data: TypedDataSchema,
-  modules: Type.Object({
-    ecdsa_signer: Type.String(),
-    call_policy: Type.String(),
-    timestamp_policy: Type.String(),
-    rate_limit_policy: Type.Union([Type.String(), Type.Null()]),
-  }),
-  policy_version: Type.Integer(),
-  renewed_from: Type.Union([Type.String(), Type.Null()]),
-});
+export const DelegationSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    account: Type.String(),
+    chain_id: Type.Integer(),
+    status: Type.Union([
+      Type.Literal('prepared'),
+      Type.Literal('active'),
+      Type.Literal('revoked'),
+      Type.Literal('expired'),
+    ]),
+    permission_id: Type.String(),
+    validation_id: Type.String(),
+    enable_data: Type.String(),
+    kernel_nonce: Type.Integer(),
+    digest: Type.String({
+      description: 'The EIP-712 hash of `typed_data`: the single value the owner signs.',
+    }),
+    session_key: Type.String(),
+    scope: ScopeSchema,
+    account_deployed: Type.Boolean(),
+    valid_until: STAMP,
+    created_at: STAMP,
+    confirmed_at: NULLABLE_STAMP,
+    revoked_at: NULLABLE_STAMP,
+    owner: Type.Union([Type.String(), Type.Null()], {
+      description: "The account's ECDSA owner whose signature confirmed the grant; null until confirmed.",
+    }),
+    account_index: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The Kernel factory index the account was derived at, when it was not deployed at confirm (its first delegated operation deploys it); else null.',
+    }),
+    kernel_version: Type.String(),
+    selector_data: Type.String(),
+    typed_data: TypedDataSchema,
+    modules: Type.Object({
+      ecdsa_signer: Type.String(),
+      call_policy: Type.String(),
+      timestamp_policy: Type.String(),
+      rate_limit_policy: Type.Union([Type.String(), Type.Null()]),
+    }),
+    policy_version: Type.Integer(),
+    renewed_from: Type.Union([Type.String(), Type.Null()]),
+  },
+  { title: 'Delegation' },
+);
 
 export const DelegationListSchema = Type.Object({ delegations: Type.Array(DelegationSchema) });
 
 const CALL = Type.Object({ to: Type.String(), data: Type.String() });
 
-export const RevocationSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  status: Type.Literal('revoked'),
-  revocation: Type.Object({
-    uninstall_call: CALL,
-    invalidate_nonce_call: CALL,
-    note: Type.String(),
-  }),
-});
+export const RevocationSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    status: Type.Literal('revoked'),
+    revocation: Type.Object({
+      uninstall_call: CALL,
+      invalidate_nonce_call: CALL,
+      note: Type.String(),
+    }),
+  },
+  { title: 'DelegationRevocation' },
+);

@@ -11,6 +11,13 @@ import {
 } from './schemas.ts';
 import { fundFromFaucet, kernelAccountFromFaucet } from './service.ts';
 
+const NO_DEVNET = {
+  code: 'UNAVAILABLE',
+  when: 'no devnet is running, or its chain did not accept the transactions',
+} as const;
+const AGENT = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const OWNER = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
+
 /** Development helpers under /v1/dev/: never mounted in production. */
 export const devRoutes: RouteDefinition[] = [
   defineRoute({
@@ -23,6 +30,31 @@ export const devRoutes: RouteDefinition[] = [
     wallet: false,
     devOnly: true,
     schema: { body: FaucetRequest, response: { 200: FaucetResponse } },
+    docs: {
+      errors: [
+        NO_DEVNET,
+        {
+          code: 'INVALID_REQUEST',
+          when: 'the chain or a token is not on the devnet, or neither eth_wei nor tokens is asked for',
+        },
+      ],
+      responses: { 200: "Funded: the faucet's transactions and the address's balances after them." },
+      example: {
+        body: {
+          chain_id: 8453,
+          address: AGENT,
+          eth_wei: '1000000000000000000',
+          tokens: [{ symbol: 'USDC', amount: '100000000' }],
+        },
+        status: 200,
+        response: {
+          chain_id: 8453,
+          address: AGENT,
+          tx_hashes: ['0x183a7d361ca1625fa85289cbdf578effaa4376f038587b9ab574e3fe80e5edc5'],
+          balances: { eth_wei: '1000000000000000000', tokens: { USDC: '100000000' } },
+        },
+      },
+    },
     // With an Idempotency-Key a retry replays the first funding instead of minting again.
     handler: async ({ deps, body, deadline, replayable }) =>
       replayable(async () => {
@@ -60,6 +92,34 @@ export const devRoutes: RouteDefinition[] = [
     wallet: false,
     devOnly: true,
     schema: { body: PriceFeedMoveRequest, response: { 200: PriceFeedMoveResponse } },
+    docs: {
+      errors: [
+        NO_DEVNET,
+        {
+          code: 'INVALID_REQUEST',
+          when: "the chain or the pair's feed is not on the devnet, or the answer is finer than the feed's decimals",
+        },
+      ],
+      responses: {
+        200: 'The round is posted: the feed, the answer as posted, and whether valuations now use the feed.',
+      },
+      example: {
+        body: { chain_id: 8453, pair: 'ETH/USD', answer: '3456.78' },
+        status: 200,
+        response: {
+          chain_id: 8453,
+          pair: 'ETH/USD',
+          address: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+          decimals: 8,
+          answer: '3456.78',
+          answer_raw: '345678000000',
+          round_id: '4',
+          updated_at: 1773480600,
+          tx_hash: '0x97a85b9f687bba82d44975f5f92f40894dc150ae53b4683e2e1509313bac6f73',
+          reference: { usable: true },
+        },
+      },
+    },
     handler: async ({ deps, body, deadline, replayable }) =>
       replayable(async () => {
         const moved = await moveDevnetPrice(deps.devnet, deps.prices, deadline, {
@@ -99,6 +159,53 @@ export const devRoutes: RouteDefinition[] = [
     wallet: false,
     devOnly: true,
     schema: { body: KernelAccountRequest, response: { 200: KernelAccountResponse } },
+    docs: {
+      errors: [
+        NO_DEVNET,
+        {
+          code: 'INVALID_REQUEST',
+          when: 'the chain has no Kernel v3.1 on the devnet, or a token to fund with is not on it',
+        },
+      ],
+      responses: {
+        200: 'The Kernel account of the owner and index: its address, whether it is deployed, and its balances.',
+      },
+      example: {
+        body: {
+          chain_id: 8453,
+          owner: OWNER,
+          deploy: true,
+          eth_wei: '1000000000000000000',
+          tokens: [{ symbol: 'USDC', amount: '250000000' }],
+        },
+        status: 200,
+        response: {
+          chain_id: 8453,
+          address: '0xBCB0FC9aE4908e04F89E328E3F6720C7bB856781',
+          owner: OWNER,
+          index: '0',
+          deployed: true,
+          factory: '0xaac5D4240AF87249B3f71BC8E4A2cae074A3E419',
+          implementation: '0xBAC849bB641841b44E965fB01A4Bf5F074f84b4D',
+          ecdsa_validator: '0x845ADb2C711129d4f3966735eD98a9F09fC4cE57',
+          factory_data:
+            '0xea6d13ac00000000000000000000000000000000000000000000000000000000000000400000000000000000000000' +
+            '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000' +
+            '00000001243c3b752b01845ADb2C711129d4f3966735eD98a9F09fC4cE57000000000000000000000000000000000000' +
+            '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000' +
+            '0000000000000000a000000000000000000000000000000000000000000000000000000000000000e000000000000000' +
+            '000000000000000000000000000000000000000000000001000000000000000000000000000000000000000000000000' +
+            '0000000000000000143C44CdDdB6a900fa2b585dd299e03d12FA4293BC00000000000000000000000000000000000000' +
+            '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000' +
+            '00000000000000000000000000000000000000000000000000000000000000000000000000',
+          tx_hashes: [
+            '0x4a65af02a6b35dc2aa600611e5e7edc5e1b6bdb8c79a250434ca9b84e30b1c70',
+            '0x4e1d7b2e7ffd8c92d050963a5d75aa049066cd4f5c0ea6c875c9a0b04c3a3e2d',
+          ],
+          balances: { eth_wei: '1000000000000000000', tokens: { USDC: '250000000' } },
+        },
+      },
+    },
     handler: async ({ deps, body, deadline, replayable }) =>
       replayable(async () => {
         const { account, txHashes, funded } = await kernelAccountFromFaucet(deps.devnet, deadline, {

@@ -57,6 +57,32 @@ export const eventsRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: false,
     schema: { querystring: EventsQuery, response: { 200: EventsResponse } },
+    docs: {
+      errors: [],
+      responses: { 200: "One page of the account's events, newest first, and the cursor of the next page." },
+      example: {
+        query: { limit: 1 },
+        status: 200,
+        response: {
+          events: [
+            {
+              id: 'evt_8k3j5h7g9f1d2s4a6q0w',
+              kind: 'balance.credited',
+              subject: 'pay_7q2k9m4x1c8v3n6b5z0d',
+              created_at: '2026-03-14T09:30:04.812Z',
+              data: {
+                source: 'topup',
+                value_usd: '5',
+                balance_usd: '17.500000',
+                payer: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+                tx_hash: '0x5194ead3df889a15f3d33e47bcc128114dbb9dcd1147f2de8a8ffba6a815f248',
+              },
+            },
+          ],
+          next_cursor: 1841,
+        },
+      },
+    },
     handler: async (ctx) => {
       if (!ctx.principal) throw new AppError('UNAUTHORIZED', 'This route needs a bearer credential.');
       const limit = ctx.query.limit ?? EVENTS_DEFAULT_LIMIT;

@@ -30,6 +30,24 @@ export const feedbackRoutes = (effects: SettlementEffects): RouteDefinition[] =>
     class: 'public',
     wallet: false,
     schema: { querystring: FeedbackListQuery, response: { 200: FeedbackListResponse } },
+    docs: {
+      errors: [],
+      responses: { 200: 'The newest feature requests, titles and statuses only, newest first.' },
+      example: {
+        query: { limit: 10 },
+        status: 200,
+        response: {
+          requests: [
+            {
+              id: 'fr_q8gv8vcvhrb3qllx4i7n',
+              title: 'Limit orders',
+              status: 'planned',
+              created_at: '2026-03-12T16:41:07.225Z',
+            },
+          ],
+        },
+      },
+    },
     handler: async ({ deps, query }) => {
       const requests = await listFeatureRequests(deps.db, query.limit ?? FEEDBACK_LIST_DEFAULT_LIMIT);
       return {
@@ -71,6 +89,41 @@ export const feedbackRoutes = (effects: SettlementEffects): RouteDefinition[] =>
     schema: {
       body: FeedbackCreateBody,
       response: { 201: FeedbackReceiptSchema, 202: PendingSettlement, 402: X402PaymentRequired },
+    },
+    docs: {
+      errors: [
+        {
+          code: 'PAYMENT_REQUIRED',
+          when: 'the prepaid balance does not cover the fee: the 402 body carries the x402 payment requirements',
+        },
+        {
+          code: 'PAYMENT_INVALID',
+          when:
+            'the X-PAYMENT header or its authorization was refused before anything was broadcast (the message ' +
+            'names the x402 reason), or its settlement failed: nothing credited, nothing recorded',
+        },
+        {
+          code: 'UNAVAILABLE',
+          when:
+            'the balance does not cover the fee and payments are not configured, or the chain or the relayer ' +
+            'cannot settle an X-PAYMENT now',
+        },
+      ],
+      responses: {
+        201: 'Recorded: paid from the prepaid balance, or settled on-chain with X-PAYMENT (X-PAYMENT-RESPONSE header).',
+        202: 'Settlement outcome unknown; reconciled from chain truth. Do not re-sign: retry with the same X-PAYMENT.',
+        402: 'The prepaid balance does not cover the fee: the x402 v1 payment requirements, with the error body beside them.',
+      },
+      example: {
+        body: { title: 'Limit orders', body: 'Let an agent rest a conversion at a price.' },
+        status: 201,
+        response: {
+          id: 'fr_ee3oaibtz6uqy67cei20',
+          status: 'open',
+          charged_usd: '1',
+          paid_ref: 'lgr_r71i89smhlrfok0frx6l',
+        },
+      },
     },
     handler: async (ctx) => {
       const actor = actorOf(ctx);

@@ -18,7 +18,7 @@ export const PublicFeatureRequestSchema = Type.Object(
     status: Type.Union(FEATURE_REQUEST_STATUSES.map((s) => Type.Literal(s))),
     created_at: Type.String({ format: 'date-time' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'FeatureRequest' },
 );
 
 export const FeedbackListResponse = Type.Object(

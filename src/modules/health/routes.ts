@@ -16,6 +16,11 @@ export const healthRoutes: RouteDefinition[] = [
     wallet: false,
     rateLimited: false,
     schema: { response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+    docs: {
+      errors: [],
+      responses: { 200: 'The process is up.' },
+      example: { status: 200, response: { status: 'ok' } },
+    },
     handler: async () => ({ status: 200, body: { status: 'ok' } }),
   }),
   defineRoute({
@@ -36,6 +41,16 @@ export const healthRoutes: RouteDefinition[] = [
           migration: Type.Integer(),
         }),
       },
+    },
+    docs: {
+      errors: [
+        {
+          code: 'UNAVAILABLE',
+          when: 'the database is behind the migrations this build expects, or does not answer',
+        },
+      ],
+      responses: { 200: 'Ready: the database answers and every migration is applied.' },
+      example: { status: 200, response: { status: 'ready', database: 'postgres', migration: 33 } },
     },
     handler: async ({ deps }) => {
       const applied = await appliedVersion(deps.db);

@@ -8,6 +8,13 @@ import {
 import type { AppDeps } from '../../deps.ts';
 import { buildTokenRegistry } from '../registry/index.ts';
 import {
+  CANCELLED_INTENT,
+  CREATE_INTENT_BODY,
+  INTENT_ID_PARAMS,
+  LIST_INTENTS_QUERY,
+  PLANNED_INTENT,
+} from './openapi-examples.ts';
+import {
   CreateIntentBody,
   INTENT_LIST_DEFAULT_LIMIT,
   IntentIdParams,
@@ -72,6 +79,45 @@ export const intentsRoutes: RouteDefinition[] = [
     scope: 'write',
     wallet: { in: 'body', field: 'wallet' },
     schema: { body: CreateIntentBody, response: { 201: IntentSchema } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when:
+            "a token is not a registry token of the policy's chain, the two tokens are the same, or a gas " +
+            "top-up does not sell the chain's wrapped native token for the native placeholder",
+        },
+        {
+          code: 'PAYMENT_REQUIRED',
+          when: 'the prepaid balance does not cover the intent fee (when metering is enforced)',
+        },
+        {
+          code: 'EXECUTION_DISABLED',
+          when: 'execution is switched off for the environment, the account (operator or panic) or wallet',
+        },
+        { code: 'NOT_FOUND', when: 'the wallet has no policy' },
+        {
+          code: 'POLICY_VIOLATION',
+          when:
+            "a rule of the wallet's policy refuses it (chain, token allowlist, venues, slippage, gas " +
+            'top-up limits); names the rule',
+        },
+        {
+          code: 'BUDGET_EXCEEDED',
+          when:
+            'a spend cap (per transaction, daily, hourly velocity) refuses it, or neither leg is an ' +
+            'accepted stable',
+        },
+        {
+          code: 'UNAVAILABLE',
+          when:
+            "the executor's queue refused the intent (kept as aborted, nothing held or charged), or the " +
+            'price reference that values the sell token is missing or unusable',
+        },
+      ],
+      responses: { 201: 'The intent, planned and dispatched to the executor.' },
+      example: { body: CREATE_INTENT_BODY, status: 201, response: PLANNED_INTENT },
+    },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
       const deps = intentDeps(ctx.deps);
@@ -115,6 +161,11 @@ export const intentsRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: { in: 'query', field: 'wallet' },
     schema: { querystring: ListIntentsQuery, response: { 200: IntentListSchema } },
+    docs: {
+      errors: [],
+      responses: { 200: "The account's intents, newest first." },
+      example: { query: LIST_INTENTS_QUERY, status: 200, response: { intents: [PLANNED_INTENT] } },
+    },
     handler: async ({ deps, principal, query }) => {
       const intents = await listIntents(
         deps.db,
@@ -136,6 +187,11 @@ export const intentsRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: INTENT_WALLET,
     schema: { params: IntentIdParams, response: { 200: IntentSchema } },
+    docs: {
+      errors: [{ code: 'NOT_FOUND', when: 'the account has no intent with this id' }],
+      responses: { 200: 'The intent, with its report so far.' },
+      example: { params: INTENT_ID_PARAMS, status: 200, response: PLANNED_INTENT },
+    },
     handler: async ({ deps, principal, params }) => ({
       status: 200,
       body: await getIntent(deps.db, requirePrincipal({ principal }).accountId, params.id),
@@ -154,6 +210,13 @@ export const intentsRoutes: RouteDefinition[] = [
     scope: 'cancel',
     wallet: INTENT_WALLET,
     schema: { params: IntentIdParams, response: { 200: IntentSchema } },
+    docs: {
+      errors: [
+        { code: 'NOT_FOUND', when: 'the account has no intent with this id, or it is no longer planned' },
+      ],
+      responses: { 200: 'The intent, cancelled.' },
+      example: { params: INTENT_ID_PARAMS, status: 200, response: CANCELLED_INTENT },
+    },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
       return ctx.mutate(async (tx) => ({

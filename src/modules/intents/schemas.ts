@@ -84,7 +84,7 @@ export const IntentSchema = Type.Object(
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Intent' },
 );
 
 export const IntentListSchema = Type.Object(

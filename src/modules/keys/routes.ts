@@ -26,6 +26,18 @@ const TAGS = ['api keys'];
 /** Responses that carry a token must not be kept by any cache on the way. */
 const NO_STORE = { 'cache-control': 'no-store' };
 
+// The examples of the OpenAPI document: a read-only reporting key and an agent's wallet.
+const KEY_GRANT = {
+  id: 'key_g0mvy9rdymc7z3y9147q',
+  name: 'reporting',
+  scopes: ['read'],
+  created_at: '2026-03-14T09:28:02.117Z',
+  expires_at: '2026-04-13T09:28:02.117Z',
+  allowed_ips: null,
+  wallets: null,
+};
+const AGENT_WALLET = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
+
 export const keysRoutes: RouteDefinition[] = [
   defineRoute({
     method: 'GET',
@@ -39,6 +51,26 @@ export const keysRoutes: RouteDefinition[] = [
     scope: 'admin-or-supervisor',
     wallet: false,
     schema: { response: { 200: ListKeysResponse } },
+    docs: {
+      errors: [],
+      responses: { 200: "The account's API keys, newest first, without token material." },
+      example: {
+        status: 200,
+        response: {
+          keys: [
+            {
+              ...KEY_GRANT,
+              status: 'active',
+              revoked_at: null,
+              rotated_from: null,
+              rotated_to: null,
+              created_by: 'session:ses_guki3pj5f55uyvhzl4wk',
+              last_used_at: '2026-03-14T11:02:45.930Z',
+            },
+          ],
+        },
+      },
+    },
     handler: async (ctx) => {
       const { principal } = actorOf(ctx);
       return {
@@ -60,6 +92,26 @@ export const keysRoutes: RouteDefinition[] = [
     scope: 'admin',
     wallet: false,
     schema: { body: CreateKeyBody, response: { 201: CreateKeyResponse } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when:
+            'an allowed_ips entry is not an address or CIDR block, a wallet or IP repeats, or the combination is ' +
+            'impossible (a wallet-pinned key cannot hold admin)',
+        },
+        {
+          code: 'FORBIDDEN',
+          when: "the new key would exceed the calling key's scopes, wallet pin or IP pin",
+        },
+      ],
+      responses: { 201: 'The new key, with its token shown this once (null in an Idempotency-Key replay).' },
+      example: {
+        body: { name: 'reporting', scopes: ['read'], expires_in_days: 30 },
+        status: 201,
+        response: { ...KEY_GRANT, token: 'psk_Lv8T5e3EAxvQGY3A3KdpMIaSrCyMbqG8J9lMD3r8xR8' },
+      },
+    },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
       const spec = parseCreateRequest(ctx.body);
@@ -85,6 +137,39 @@ export const keysRoutes: RouteDefinition[] = [
     scope: 'admin',
     wallet: false,
     schema: { body: EnrollKeysBody, response: { 201: EnrollKeysResponse } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when: 'two agents name the same wallet, or an agent asks for admin (a wallet-pinned key cannot hold it)',
+        },
+        {
+          code: 'FORBIDDEN',
+          when: "a key would exceed the calling key's scopes, wallet pin or IP pin",
+        },
+      ],
+      responses: {
+        201: 'One key per agent, in request order, tokens shown this once (null in an Idempotency-Key replay).',
+      },
+      example: {
+        body: { agents: [{ wallet: AGENT_WALLET, name: 'agent-1', scopes: ['read', 'write'] }] },
+        status: 201,
+        response: {
+          keys: [
+            {
+              id: 'key_axou7l6rndp02owg33sn',
+              token: 'psk_o8_mS7JQyig9b-sqQ1Cfv2jr2vzyIK8Ui8rxvsbwIMo',
+              name: 'agent-1',
+              scopes: ['read', 'write'],
+              created_at: '2026-03-14T09:31:40.256Z',
+              expires_at: '2026-06-12T09:31:40.256Z',
+              allowed_ips: null,
+              wallets: [AGENT_WALLET.toLowerCase()],
+            },
+          ],
+        },
+      },
+    },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
       const specs = parseEnrollRequest(ctx.body);
@@ -112,6 +197,40 @@ export const keysRoutes: RouteDefinition[] = [
     scope: 'admin',
     wallet: false,
     schema: { body: RotateKeysBody, response: { 200: RotateKeysResponse } },
+    docs: {
+      errors: [
+        {
+          code: 'NOT_FOUND',
+          when: 'an id is not an active, not yet rotated key of the account (nothing rotated)',
+        },
+        {
+          code: 'FORBIDDEN',
+          when: "a named key exceeds the calling key's scopes, wallet pin or IP pin",
+        },
+      ],
+      responses: {
+        200: 'Each old key with when it stops working, and its replacement, tokens shown this once (null in an Idempotency-Key replay).',
+      },
+      example: {
+        body: { key_ids: [KEY_GRANT.id], overlap_seconds: 300 },
+        status: 200,
+        response: {
+          rotated: [
+            {
+              old_id: KEY_GRANT.id,
+              old_expires_at: '2026-03-20T16:05:12.048Z',
+              new: {
+                ...KEY_GRANT,
+                id: 'key_we89szxeg683blu4v8up',
+                token: 'psk_I_rIZ3Gv8asW6BRWDPjQEeZkmpV_2U6Pv6iQ9qhaWwg',
+                created_at: '2026-03-20T16:00:12.048Z',
+                expires_at: '2026-04-19T16:00:12.048Z',
+              },
+            },
+          ],
+        },
+      },
+    },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
       const overlap = ctx.body.overlap_seconds ?? 0;
@@ -145,6 +264,21 @@ export const keysRoutes: RouteDefinition[] = [
     scope: 'admin-or-supervisor',
     wallet: false,
     schema: { params: KeyIdParams, response: { 200: RevokeKeyResponse } },
+    docs: {
+      errors: [
+        { code: 'NOT_FOUND', when: 'the account has no active key with this id' },
+        {
+          code: 'FORBIDDEN',
+          when: 'the calling key is wallet-pinned and this key is unpinned or reaches wallets outside that pin',
+        },
+      ],
+      responses: { 200: 'The key is revoked; it gets 401 from now on, in every process.' },
+      example: {
+        params: { id: KEY_GRANT.id },
+        status: 200,
+        response: { id: KEY_GRANT.id, revoked: true },
+      },
+    },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
       const result = await ctx.mutate(async (tx) => {

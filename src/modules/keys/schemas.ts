@@ -113,7 +113,7 @@ export const CreatedKeySchema = Type.Object(
     allowed_ips: NullableStrings,
     wallets: NullableStrings,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'ApiKey' },
 );
 
 const ReplayRemediation = Type.Optional(

@@ -101,6 +101,21 @@ const SwitchStateSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const OVERVIEW_EXAMPLE = {
+  metering_enforced: true,
+  prepaid_float_cap_usd: '1000000',
+  prepaid_account_cap_default_usd: '1000',
+  prepaid_float_usd: '48210.5',
+  fee_revenue_usd: '1273.45',
+  accounts_with_own_cap: 3,
+};
+const TOO_LARGE = {
+  code: 'INVALID_REQUEST',
+  when: 'a cap exceeds the largest USD amount the service holds (10^12 USD)',
+} as const;
+const ACCOUNT_EXAMPLE = 'acc_4h8s2j6w0e9r3t7y1u5i';
+const SWITCH_REASON_EXAMPLE = 'KyberSwap router incident: routing paused until the vendor confirms a fix.';
+
 function micro(value: string | null): bigint | null {
   if (value === null) return null;
   const parsed = parseUsd(value);
@@ -118,6 +133,11 @@ export const opsRoutes: RouteDefinition[] = [
     class: 'operator',
     wallet: false,
     schema: { response: { 200: Overview } },
+    docs: {
+      errors: [],
+      responses: { 200: 'The billing settings in force and the platform totals.' },
+      example: { status: 200, response: OVERVIEW_EXAMPLE },
+    },
     handler: async ({ deps }) => ({ status: 200, body: await billingOverview(deps.db, deps.config) }),
   }),
   defineRoute({
@@ -132,6 +152,17 @@ export const opsRoutes: RouteDefinition[] = [
     class: 'operator',
     wallet: false,
     schema: { body: BillingSettingsBody, response: { 200: Overview } },
+    docs: {
+      errors: [TOO_LARGE],
+      responses: {
+        200: 'The settings are changed: the billing settings now in force and the platform totals.',
+      },
+      example: {
+        body: { prepaid_float_cap_usd: '2000000' },
+        status: 200,
+        response: { ...OVERVIEW_EXAMPLE, prepaid_float_cap_usd: '2000000' },
+      },
+    },
     handler: (ctx) =>
       ctx.mutate(async (tx) => {
         const now = ctx.deps.clock.now();
@@ -178,6 +209,16 @@ export const opsRoutes: RouteDefinition[] = [
         ),
       },
     },
+    docs: {
+      errors: [{ code: 'NOT_FOUND', when: 'no account has this id or wallet address' }, TOO_LARGE],
+      responses: { 200: "The account's cap is set: its id and the cap (null: the default applies)." },
+      example: {
+        params: { id: ACCOUNT_EXAMPLE },
+        body: { cap_usd: '5000' },
+        status: 200,
+        response: { account_id: ACCOUNT_EXAMPLE, cap_usd: '5000' },
+      },
+    },
     handler: (ctx) =>
       ctx.mutate(async (tx) => {
         const ref = ctx.params.id;
@@ -210,6 +251,26 @@ export const opsRoutes: RouteDefinition[] = [
     class: 'operator',
     wallet: false,
     schema: { response: { 200: SwitchList } },
+    docs: {
+      errors: [],
+      responses: { 200: 'Every switch that is off, and the venue names a venue switch accepts.' },
+      example: {
+        status: 200,
+        response: {
+          switches: [
+            {
+              scope: 'venue',
+              target: 'kyberswap',
+              source: 'operator',
+              reason: SWITCH_REASON_EXAMPLE,
+              set_by: 'operator',
+              set_at: '2026-03-14T09:30:00.000Z',
+            },
+          ],
+          venues: [...SWITCH_VENUES],
+        },
+      },
+    },
     handler: async ({ deps }) => ({
       status: 200,
       body: { switches: await listSwitches(deps.db), venues: [...SWITCH_VENUES] },
@@ -230,6 +291,32 @@ export const opsRoutes: RouteDefinition[] = [
     class: 'operator',
     wallet: false,
     schema: { body: SwitchBody, response: { 200: SwitchStateSchema } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when:
+            'switching off without a reason, or a target missing, unknown or not of the form its scope takes ' +
+            '(none, a venue name, a 0x address, an account id)',
+        },
+        { code: 'NOT_FOUND', when: 'an account switch names an account that does not exist' },
+      ],
+      responses: {
+        200: "The switch's state now: off with its reason, who set it and when, or on (those null).",
+      },
+      example: {
+        body: { scope: 'venue', target: 'kyberswap', enabled: false, reason: SWITCH_REASON_EXAMPLE },
+        status: 200,
+        response: {
+          scope: 'venue',
+          target: 'kyberswap',
+          enabled: false,
+          reason: SWITCH_REASON_EXAMPLE,
+          set_by: 'operator',
+          set_at: '2026-03-14T09:30:00.000Z',
+        },
+      },
+    },
     handler: async (ctx) => {
       const result = await ctx.mutate(async (tx) => {
         const state = await setSwitch(tx, ctx.deps.clock, ctx.body, {
@@ -265,6 +352,22 @@ export const opsRoutes: RouteDefinition[] = [
           },
           { additionalProperties: false },
         ),
+      },
+    },
+    docs: {
+      errors: [{ code: 'NOT_FOUND', when: 'no feature request has this id' }],
+      responses: { 200: 'The status is changed: the feature request with its new and previous status.' },
+      example: {
+        params: { id: 'fr_9d2f5g8h1j4k7l0z3x6c' },
+        body: { status: 'planned' },
+        status: 200,
+        response: {
+          id: 'fr_9d2f5g8h1j4k7l0z3x6c',
+          title: 'Webhook deliveries for statement exports',
+          status: 'planned',
+          previous_status: 'open',
+          updated_at: '2026-03-14T09:30:00.000Z',
+        },
       },
     },
     handler: (ctx) =>

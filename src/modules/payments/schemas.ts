@@ -32,7 +32,7 @@ export const SignedAuthorization = Type.Object(
       description: 'The EIP-712 signature: 65-byte ECDSA, or an ERC-1271 smart-account signature.',
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'SignedAuthorization' },
 );
 
 /** The spec's pending-settlement body (202). */
@@ -43,7 +43,7 @@ export const PendingSettlement = Type.Object(
     value_usd: Type.String(),
     remediation: Type.String(),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'PendingSettlement' },
 );
 
 export function toSubmitted(body: Static<typeof SignedAuthorization>): SubmittedAuthorization {

@@ -5,6 +5,13 @@ import { buildTokenRegistry, type TokenRegistry } from '../registry/index.ts';
 import { screenAddress } from '../screening/index.ts';
 import { platformDefaults, POLICY_CHAIN_IDS, type PolicyChainId } from './document.ts';
 import {
+  BASE_DEFAULTS,
+  CHECK_BODY,
+  CHECK_RESULT,
+  POLICY_RECORD,
+  PUT_POLICY_BODY,
+} from './openapi-examples.ts';
+import {
   CheckBody,
   CheckResponse,
   DefaultsQuery,
@@ -42,6 +49,15 @@ export const policiesRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: { in: 'query', field: 'wallet' },
     schema: { querystring: ListPoliciesQuery, response: { 200: ListPoliciesResponse } },
+    docs: {
+      errors: [],
+      responses: { 200: "The account's policy records, newest first." },
+      example: {
+        query: { wallet: PUT_POLICY_BODY.wallet, limit: 50 },
+        status: 200,
+        response: { policies: [POLICY_RECORD] },
+      },
+    },
     handler: async ({ deps, principal, query }) => {
       const { accountId } = requirePrincipal({ principal: principal });
       const policies = await listPolicies(
@@ -67,6 +83,22 @@ export const policiesRoutes: RouteDefinition[] = [
     scope: 'write',
     wallet: { in: 'body', field: 'wallet' },
     schema: { body: PutPolicyBody, response: { 200: PolicyRecordSchema, 201: PolicyRecordSchema } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when:
+            "the document fails a check beyond the schema: a symbol not in the chain's registry (or not " +
+            'a stable in stables.accepted), a venue that does not settle conversions on the chain, an ' +
+            'amount out of range, an inverted range or a bad corridor',
+        },
+      ],
+      responses: {
+        200: 'The latest version, unchanged (the document was already the latest); `unchanged` is true.',
+        201: 'A new version was published: the policy record.',
+      },
+      example: { body: PUT_POLICY_BODY, status: 201, response: POLICY_RECORD },
+    },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
       const registry = registryOf(ctx.deps);
@@ -90,6 +122,15 @@ export const policiesRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: false,
     schema: { querystring: DefaultsQuery, response: { 200: DefaultsResponse } },
+    docs: {
+      errors: [{ code: 'INVALID_REQUEST', when: '`chain_id` is not 8453, 84532 or 137' }],
+      responses: { 200: 'The platform defaults of every section for the chain.' },
+      example: {
+        query: { chain_id: 8453 },
+        status: 200,
+        response: { chain_id: 8453, sections: BASE_DEFAULTS },
+      },
+    },
     handler: async ({ deps, query }) => {
       const chainId = query.chain_id ?? 8453;
       if (!(POLICY_CHAIN_IDS as readonly number[]).includes(chainId)) {
@@ -119,6 +160,23 @@ export const policiesRoutes: RouteDefinition[] = [
     wallet: { in: 'body', field: 'wallet' },
     idempotent: false,
     schema: { body: CheckBody, response: { 200: CheckResponse } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when:
+            'a field the kind needs is missing (sell_token and buy_token for a conversion, venue for a ' +
+            'prediction-market order, token for a transfer)',
+        },
+        { code: 'NOT_FOUND', when: 'the wallet has no policy' },
+        {
+          code: 'UNAVAILABLE',
+          when: 'a transfer needs its counterparty screened and the sanctions list is not loaded yet',
+        },
+      ],
+      responses: { 200: 'The verdict of every rule; `refusal` names the first that fails, else null.' },
+      example: { body: CHECK_BODY, status: 200, response: CHECK_RESULT },
+    },
     handler: async ({ deps, principal, body, deadline }) => {
       const { accountId } = requirePrincipal({ principal: principal });
       const registry = registryOf(deps);

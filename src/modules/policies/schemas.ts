@@ -49,7 +49,7 @@ export const PolicyRecordSchema = Type.Object(
       description: 'Sections (`spend`) and fields (`spend.daily_usd`) filled from the platform defaults',
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'PolicyRecord' },
 );
 
 export const ListPoliciesQuery = Type.Object(

@@ -111,5 +111,5 @@ export const QuoteComparisonSchema = Type.Object(
       { additionalProperties: false },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'QuoteComparison' },
 );

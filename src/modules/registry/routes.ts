@@ -17,6 +17,49 @@ export const registryRoutes: RouteDefinition[] = [
     class: 'public',
     wallet: false,
     schema: { querystring: TokensQuery, response: { 200: TokensResponse } },
+    docs: {
+      errors: [{ code: 'INVALID_REQUEST', when: 'chain_id is not a supported chain' }],
+      responses: { 200: 'The registry of every supported chain, or of the one chain_id names.' },
+      example: {
+        query: { chain_id: '8453' },
+        status: 200,
+        response: {
+          chains: [
+            {
+              chain_id: 8453,
+              name: 'Base',
+              wrapped_native: '0x4200000000000000000000000000000000000006',
+              venues: [
+                { name: '0x', settles: true },
+                { name: 'kyberswap', settles: true },
+                { name: 'aerodrome', settles: true },
+                { name: 'uniswap-v3', settles: true },
+              ],
+              tokens: [
+                {
+                  symbol: 'USDC',
+                  address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+                  decimals: 6,
+                  stable: true,
+                },
+                {
+                  symbol: 'WETH',
+                  address: '0x4200000000000000000000000000000000000006',
+                  decimals: 18,
+                  stable: false,
+                },
+                {
+                  symbol: 'EURC',
+                  address: '0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42',
+                  decimals: 6,
+                  stable: false,
+                },
+              ],
+            },
+          ],
+        },
+      },
+    },
     handler: async ({ deps, query }) => {
       const registry = registryOf(deps);
       let chains: readonly RegistryChain[] = registry.registryChains();

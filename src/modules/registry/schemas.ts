@@ -38,7 +38,7 @@ export const RegistryChainSchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'TokenRegistryEntry' },
 );
 
 export const TokensResponse = Type.Object(

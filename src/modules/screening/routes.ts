@@ -12,6 +12,25 @@ export const screeningRoutes: RouteDefinition[] = [
     class: 'public',
     wallet: false,
     schema: { body: ScreeningRequest, response: { 200: ScreeningResponse } },
+    docs: {
+      errors: [
+        {
+          code: 'UNAVAILABLE',
+          when: 'a screening provider cannot answer (the SDN list was never loaded): screening fails closed',
+        },
+      ],
+      responses: { 200: 'Whether any screening list names the address, and which.' },
+      example: {
+        body: { address: '0x7987FFfd095501F3A5D57eca0dfdC19EF1157eAb' },
+        status: 200,
+        response: {
+          address: '0x7987FFfd095501F3A5D57eca0dfdC19EF1157eAb',
+          sanctioned: true,
+          lists: ['OFAC SDN'],
+          provider_count: 1,
+        },
+      },
+    },
     // Like every POST it honours Idempotency-Key: a client that reuses a key asks for the answer it
     // already got, not a fresh one.
     handler: async ({ deps, body, deadline, replayable }) =>

@@ -17,5 +17,5 @@ export const ScreeningResponse = Type.Object(
     lists: Type.Array(Type.String(), { description: 'The lists naming the address, such as `OFAC SDN`' }),
     provider_count: Type.Integer({ description: 'How many screening providers were consulted' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'ScreeningResult' },
 );

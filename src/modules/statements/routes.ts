@@ -9,6 +9,7 @@ import {
 import type { AppDeps } from '../../deps.ts';
 import { openStatementExport } from './download.ts';
 import { generateStatement } from './generate.ts';
+import { CSV_EXPORT, CSV_EXPORT_PARAMS, STATEMENT_ANSWER, STATEMENT_QUERY } from './openapi-examples.ts';
 import {
   STATEMENT_CSV_HEADERS,
   StatementExportBody,
@@ -59,6 +60,24 @@ export const statementsRoutes: RouteDefinition[] = [
     wallet: { in: 'query', field: 'wallet' },
     budgetMs: STATEMENT_BUDGET_MS,
     schema: { querystring: StatementQuery, response: { 200: StatementOkResponse } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when: '`period` is not a real UTC month or day from 1970 on, or has not begun yet',
+        },
+        {
+          code: 'UNAVAILABLE',
+          when: 'no statement store is configured, or the store failed (nothing was stored)',
+        },
+      ],
+      responses: {
+        200:
+          'format=json: the summary, the content hash and where the export is stored; format=csv: the CSV ' +
+          'balance table itself, with its hash and download path in headers.',
+      },
+      example: { query: STATEMENT_QUERY, status: 200, response: STATEMENT_ANSWER },
+    },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
       const objectStore = objectStoreOf(ctx.deps);
@@ -121,6 +140,17 @@ export const statementsRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: EXPORT_WALLET,
     schema: { params: StatementExportParams, response: { 200: StatementExportBody } },
+    docs: {
+      errors: [
+        {
+          code: 'NOT_FOUND',
+          when: 'this account generated no export with this hash, or its stored object is gone',
+        },
+        { code: 'UNAVAILABLE', when: 'no statement store is configured, or the store failed' },
+      ],
+      responses: { 200: 'The stored export, byte for byte (JSON or CSV, as generated).' },
+      example: { params: CSV_EXPORT_PARAMS, status: 200, response: CSV_EXPORT },
+    },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
       const stored = await openStatementExport(

@@ -97,7 +97,7 @@ export const StatementResponse = Type.Object(
       { additionalProperties: false },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Statement' },
 );
 
 export const StatementExportParams = Type.Object(

@@ -561,11 +561,19 @@ describe('invalid periods', () => {
 describe('the OpenAPI document', () => {
   it('declares the JSON answer and the text/csv one, with the hash and location headers', async () => {
     const res = await t.app.fastify.inject({ method: 'GET', url: '/v1/openapi.json' });
-    const ok = res.json().paths['/v1/statements'].get.responses['200'];
+    const doc = res.json();
+    const ok = doc.paths['/v1/statements'].get.responses['200'];
     expect(Object.keys(ok.content).sort()).toEqual(['application/json', 'text/csv']);
     expect(ok.content['text/csv'].schema).toMatchObject({ type: 'string' });
-    expect(ok.content['application/json'].schema).toMatchObject({ type: 'object' });
-    expect(Object.keys(ok.headers).sort()).toEqual(['content-location', 'etag', 'x-content-hash']);
+    // The JSON answer is the spec's Statement resource, a named component.
+    expect(ok.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Statement' });
+    expect(doc.components.schemas.Statement).toMatchObject({ type: 'object' });
+    expect(Object.keys(ok.headers).sort()).toEqual([
+      'content-location',
+      'etag',
+      'x-content-hash',
+      'x-request-id',
+    ]);
   });
 });
 

@@ -39,6 +39,24 @@ const PanicBody = Nullable(
   ),
 );
 
+// OpenAPI examples: an account whose supervisor key panics, then lifts the panic.
+const ACCOUNT_ID = 'acc_7k2m9q4x1c8v5n3b6z0d';
+const PANIC_REASON = 'Unexpected spend from the trading agent; investigating.';
+const PANIC_VIEW = {
+  scope: 'account' as const,
+  target: ACCOUNT_ID,
+  source: 'panic' as const,
+  reason: PANIC_REASON,
+  set_by: 'key:key_3h8r1t6w0p4y9s2f5j7l',
+  set_at: '2026-03-14T11:20:05.761Z',
+};
+const PANICKED = {
+  account_id: ACCOUNT_ID,
+  execution_enabled: false,
+  panic: PANIC_VIEW,
+  switches: [PANIC_VIEW],
+};
+
 export const switchesRoutes: RouteDefinition[] = [
   defineRoute({
     method: 'POST',
@@ -56,6 +74,13 @@ export const switchesRoutes: RouteDefinition[] = [
     scope: 'supervisor',
     wallet: false,
     schema: { body: PanicBody, response: { 200: AccountSwitchState } },
+    docs: {
+      errors: [],
+      responses: {
+        200: "The account's switches: execution off, `panic` set (the first panic's, if it was already on).",
+      },
+      example: { body: { reason: PANIC_REASON }, status: 200, response: PANICKED },
+    },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
       const result = await ctx.mutate(async (tx) => ({
@@ -80,6 +105,16 @@ export const switchesRoutes: RouteDefinition[] = [
     scope: 'admin',
     wallet: false,
     schema: { response: { 200: AccountSwitchState } },
+    docs: {
+      errors: [],
+      responses: {
+        200: "The account's switches: `panic` null; an operator's switches, if any, stay listed.",
+      },
+      example: {
+        status: 200,
+        response: { account_id: ACCOUNT_ID, execution_enabled: true, panic: null, switches: [] },
+      },
+    },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
       const result = await ctx.mutate(async (tx) => ({

@@ -18,6 +18,7 @@ import {
 import { requirePrincipal } from '../../core/http/actor.ts';
 import { defineRoute } from '../../core/http/route-table.ts';
 import { assertExecutionEnabled, SWITCH_VENUES, switchesChanged, type SwitchVenue } from './index.ts';
+import { PROBE_DOCS } from '../../../test/support/probes.ts';
 
 const OPERATOR_TOKEN = 'op_'.padEnd(40, 's');
 
@@ -31,6 +32,7 @@ const probe = defineRoute({
   class: 'bearer',
   scope: 'write',
   wallet: false,
+  docs: PROBE_DOCS,
   schema: {
     body: Type.Object({ wallet: Type.Optional(Type.String()), venue: Type.Optional(Type.String()) }),
     response: { 200: Type.Object({ executed: Type.Boolean() }) },

@@ -77,8 +77,14 @@ const Failure = Type.Object(
 );
 const FailuresResponse = Type.Object(
   { failures: Type.Array(Failure), next_cursor: Type.Union([Type.Integer(), Type.Null()]) },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'WebhookDeadLetterList' },
 );
+
+const NO_DESTINATION = {
+  code: 'NOT_FOUND',
+  when: 'no destination is registered (`next` points at PUT /v1/webhooks/endpoint)',
+} as const;
+const DESTINATION_EXAMPLE = { url: 'https://agent.example.com/hooks/purser' };
 
 export const webhookRoutes: RouteDefinition[] = [
   defineRoute({
@@ -95,6 +101,18 @@ export const webhookRoutes: RouteDefinition[] = [
     scope: 'admin',
     wallet: false,
     schema: { body: EndpointBody, response: { 200: EndpointResponse } },
+    docs: {
+      errors: [
+        {
+          code: 'INVALID_REQUEST',
+          when:
+            'the url is not an absolute http(s) URL, carries credentials or a fragment, or (production) is not ' +
+            'https, does not resolve or reaches a loopback, private or link-local address',
+        },
+      ],
+      responses: { 200: 'The destination is registered: the URL as stored (normalized).' },
+      example: { body: DESTINATION_EXAMPLE, status: 200, response: DESTINATION_EXAMPLE },
+    },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
       const settings = webhookSettings(ctx.deps);
@@ -118,6 +136,11 @@ export const webhookRoutes: RouteDefinition[] = [
     scope: 'admin',
     wallet: false,
     schema: { response: { 200: EndpointResponse } },
+    docs: {
+      errors: [NO_DESTINATION],
+      responses: { 200: 'The registered destination URL.' },
+      example: { status: 200, response: DESTINATION_EXAMPLE },
+    },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
       return { status: 200, body: await readEndpoint(ctx.deps.db, principal.accountId) };
@@ -141,6 +164,24 @@ export const webhookRoutes: RouteDefinition[] = [
     scope: 'admin',
     wallet: false,
     schema: { response: { 200: TestEventResponse } },
+    docs: {
+      errors: [NO_DESTINATION],
+      responses: {
+        200: 'The test event was sent: whether the destination answered 2xx, and what it answered.',
+      },
+      example: {
+        status: 200,
+        response: {
+          event_id: 'evt_5t1r8e4w7q0p3o6i9u2y',
+          kind: 'test',
+          url: DESTINATION_EXAMPLE.url,
+          delivered: true,
+          status: 204,
+          error: null,
+          signed_at: '2026-03-14T09:30:00.000Z',
+        },
+      },
+    },
     handler: (ctx) =>
       ctx.replayable(async () => {
         const principal = requirePrincipal(ctx);
@@ -163,6 +204,11 @@ export const webhookRoutes: RouteDefinition[] = [
     scope: 'admin',
     wallet: false,
     schema: { response: { 200: SecretResponse } },
+    docs: {
+      errors: [],
+      responses: { 200: "The account's HMAC signing secret (`whsec_` and 43 base64url characters)." },
+      example: { status: 200, response: { secret: 'whsec_9RdtIO106YeCVr6gmjg_1hbdq_5TtfnGi21rOULzNAg' } },
+    },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
       const secret = await ensureSecret(
@@ -184,6 +230,35 @@ export const webhookRoutes: RouteDefinition[] = [
     scope: 'read',
     wallet: false,
     schema: { querystring: FailuresQuery, response: { 200: FailuresResponse } },
+    docs: {
+      errors: [],
+      responses: {
+        200: 'One page of dead-lettered deliveries, most recent first, and the cursor of the next.',
+      },
+      example: {
+        query: { limit: 1 },
+        status: 200,
+        response: {
+          failures: [
+            {
+              id: 42,
+              event_id: 'evt_0m3n6b9v2c5x8z1l4k7j',
+              kind: 'balance.debited',
+              attempts: 9,
+              last_status: 503,
+              last_error: 'HTTP 503',
+              first_attempt_at: '2026-03-10T14:02:11.482Z',
+              dead_at: '2026-03-13T10:38:12.107Z',
+              body:
+                '{"id":"evt_0m3n6b9v2c5x8z1l4k7j","kind":"balance.debited","created_at":"2026-03-10T14:02:11.431Z",' +
+                '"data":{"product":"conversion_intent","fee_usd":"0.05","group_id":"lgr_2w5e8r1t4y7u0i3o6p9a",' +
+                '"wallet":"0x70997970c51812dc3a010c7d01b50e0d17dc79c8"}}',
+            },
+          ],
+          next_cursor: 42,
+        },
+      },
+    },
     handler: async (ctx) => {
       const principal = requirePrincipal(ctx);
       return {
