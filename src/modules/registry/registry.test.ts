@@ -83,6 +83,12 @@ const DEVNET = {
   pusd: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0',
 } as const;
 
+/** The answer of an app without venue adapters: each venue's contracts are unknown there, so empty. */
+const WIRE_CHAINS = PRODUCTION_CHAINS.map((c) => ({
+  ...c,
+  venues: c.venues.map((v) => ({ ...v, contracts: [] as string[] })),
+}));
+
 describe('buildTokenRegistry', () => {
   it('lists the real addresses, venues and decimals in production', () => {
     const registry = buildTokenRegistry('production');
@@ -193,7 +199,7 @@ describe('GET /v1/tokens', () => {
   let limited: App;
   const devRegistry = buildTokenRegistry('development', { 8453: { USDC: DEVNET.usdc } });
 
-  const makeApp = (config: Partial<Config>, tokenRegistry?: TokenRegistry) => {
+  const makeApp = (config: Partial<Config>, tokenRegistry?: TokenRegistry, more: Partial<AppDeps> = {}) => {
     const deps: AppDeps = {
       config: testConfig(config),
       db: database.handle.db,
@@ -202,6 +208,7 @@ describe('GET /v1/tokens', () => {
       log: createLogger('silent'),
       authenticator: refuseAllAuthenticator,
       ...(tokenRegistry ? { tokenRegistry } : {}),
+      ...more,
     };
     return buildApp(deps);
   };
@@ -222,11 +229,11 @@ describe('GET /v1/tokens', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers['cache-control']).toBe('public, max-age=300');
-    expect(res.json()).toEqual({ chains: PRODUCTION_CHAINS });
+    expect(res.json()).toEqual({ chains: WIRE_CHAINS });
   });
 
   it('filters by chain_id', async () => {
-    for (const chain of PRODUCTION_CHAINS) {
+    for (const chain of WIRE_CHAINS) {
       const res = await production.fastify.inject({
         method: 'GET',
         url: `/v1/tokens?chain_id=${chain.chain_id}`,
@@ -265,12 +272,12 @@ describe('GET /v1/tokens', () => {
     const [base] = (res.json() as { chains: typeof PRODUCTION_CHAINS }).chains;
     expect(base?.tokens.find((t) => t.symbol === 'USDC')?.address).toBe(DEVNET.usdc);
     expect(base?.tokens.find((t) => t.symbol === 'EURC')?.address).toBe(REAL.base.EURC);
-    expect(base?.venues.at(-1)).toEqual({ name: 'devnet-amm', settles: true });
+    expect(base?.venues.at(-1)).toEqual({ name: 'devnet-amm', settles: true, contracts: [] });
   });
 
   it('falls back to the real addresses when no registry was built, and is rate limited per address', async () => {
     const first = await limited.fastify.inject({ method: 'GET', url: '/v1/tokens' });
-    expect(first.json()).toEqual({ chains: PRODUCTION_CHAINS });
+    expect(first.json()).toEqual({ chains: WIRE_CHAINS });
     await limited.fastify.inject({ method: 'GET', url: '/v1/tokens' });
     const third = await limited.fastify.inject({ method: 'GET', url: '/v1/tokens' });
     expectErrorBody(third, 429, 'RATE_LIMITED');
@@ -312,5 +319,36 @@ describe('settling venues come from the venue adapters', () => {
     ]);
     expect(base.tokens.find((t) => t.symbol === 'EURC')?.address).toBe(devnet.chains[8453]!.contracts.eurc);
     expect(registry.chain(84532)?.venues).toEqual([]);
+  });
+
+  it("answers each venue's contracts, which a delegation for conversions on it allows", async () => {
+    const devnet = inject('devnet');
+    const chain = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });
+    const venues = createVenueAdapters({ config: testConfig(), chain, devnet });
+    const registry = buildTokenRegistry('development', devnetTokenAddresses(devnet), settlingVenues(venues));
+    const database = await createTestDatabase();
+    const app = await buildApp({
+      config: testConfig(),
+      db: database.handle.db,
+      dbKind: database.kind,
+      clock: systemClock,
+      log: createLogger('silent'),
+      authenticator: refuseAllAuthenticator,
+      tokenRegistry: registry,
+      venues,
+    });
+    try {
+      const res = await app.fastify.inject({ method: 'GET', url: '/v1/tokens?chain_id=8453' });
+      const [base] = res.json<{ chains: { venues: { name: string; contracts: string[] }[] }[] }>().chains;
+      const contracts = Object.fromEntries(base!.venues.map((v) => [v.name, v.contracts]));
+      const deployed = devnet.chains[8453]!.contracts;
+      // The devnet's AMM is a Uniswap v2 Router02; Aerodrome's router; Uniswap v3's SwapRouter02.
+      expect(contracts['devnet-amm']).toEqual([deployed.uniswapV2Router02]);
+      expect(contracts['aerodrome']).toContain(deployed.aerodromeRouter);
+      expect(contracts['uniswap-v3']).toContain(deployed.uniswapV3SwapRouter02);
+    } finally {
+      await app.fastify.close();
+      await database.drop();
+    }
   });
 });

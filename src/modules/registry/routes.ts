@@ -1,5 +1,6 @@
 import { invalidRequest } from '../../core/errors/app-error.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
+import type { VenueAdapter } from '../../adapters/venues/index.ts';
 import type { AppDeps } from '../../deps.ts';
 import { TokensQuery, TokensResponse } from './schemas.ts';
 import { buildTokenRegistry, type RegistryChain, type TokenRegistry } from './service.ts';
@@ -30,10 +31,22 @@ export const registryRoutes: RouteDefinition[] = [
               name: 'Base',
               wrapped_native: '0x4200000000000000000000000000000000000006',
               venues: [
-                { name: '0x', settles: true },
-                { name: 'kyberswap', settles: true },
-                { name: 'aerodrome', settles: true },
-                { name: 'uniswap-v3', settles: true },
+                { name: '0x', settles: true, contracts: ['0x0000000000001fF3684f28c67538d4D072C22734'] },
+                {
+                  name: 'kyberswap',
+                  settles: true,
+                  contracts: ['0x6131B5fae19EA4f9D964eAc0408E4408b66337b5'],
+                },
+                {
+                  name: 'aerodrome',
+                  settles: true,
+                  contracts: ['0xcF77a3Ba9A5CA399B7c97c74d54e5b1Beb874E43'],
+                },
+                {
+                  name: 'uniswap-v3',
+                  settles: true,
+                  contracts: ['0x2626664c2603336E57B271c5C0b26F421741e481'],
+                },
               ],
               tokens: [
                 {
@@ -79,7 +92,7 @@ export const registryRoutes: RouteDefinition[] = [
       }
       return {
         status: 200,
-        body: { chains: chains.map(toWire) },
+        body: { chains: chains.map((c) => toWire(c, deps.venues ?? [])) },
         // The registry changes only with a deploy.
         headers: { 'cache-control': 'public, max-age=300' },
       };
@@ -92,12 +105,16 @@ function registryOf(deps: AppDeps): TokenRegistry {
   return deps.tokenRegistry ?? buildTokenRegistry(deps.config.env);
 }
 
-function toWire(chain: RegistryChain) {
+function toWire(chain: RegistryChain, venues: readonly VenueAdapter[]) {
   return {
     chain_id: chain.chainId,
     name: chain.name,
     wrapped_native: chain.wrappedNative,
-    venues: chain.venues.map((v) => ({ name: v.name, settles: v.settles })),
+    venues: chain.venues.map((v) => ({
+      name: v.name,
+      settles: v.settles,
+      contracts: [...(venues.find((a) => a.venue === v.name)?.contracts(chain.chainId) ?? [])],
+    })),
     tokens: chain.tokens.map((t) => ({
       symbol: t.symbol,
       address: t.address,

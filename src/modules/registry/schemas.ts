@@ -27,6 +27,12 @@ export const RegistryChainSchema = Type.Object(
       Type.Object({
         name: Type.String(),
         settles: Type.Boolean({ description: 'Whether this venue settles token conversions on this chain' }),
+        contracts: Type.Array(AddressSchema, {
+          description:
+            "The venue's contracts on this chain (its routers and allowance targets): what a delegation for " +
+            'conversions on it allows the executor to call, and the only spenders an approve may name. Empty ' +
+            'when the venue is not configured here.',
+        }),
       }),
     ),
     tokens: Type.Array(
