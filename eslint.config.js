@@ -19,7 +19,15 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/core/clock.ts', 'test/**', 'bench/**', 'src/**/*.test.ts', 'devnet/**'],
+    files: [
+      'src/core/clock.ts',
+      'test/**',
+      'bench/**',
+      'src/**/*.test.ts',
+      'devnet/**',
+      'packages/**',
+      'examples/**',
+    ],
     rules: { 'no-restricted-syntax': 'off' },
   },
 );

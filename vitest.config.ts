@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     // One devnet (an anvil per chain, test contracts deployed) for the whole run: inject('devnet').
     globalSetup: ['./test/devnet-global-setup.ts'],
     testTimeout: 60_000,

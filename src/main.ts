@@ -13,6 +13,7 @@ Commands:
   migrate          apply pending database migrations and exit
   screening sync   download the OFAC SDN list and store its digital-currency addresses
   ops …            operator controls: metering switch, prepaid caps (purser ops help)
+  sdk-generate     write the SDK's OpenAPI document and types (packages/sdk) from the route table
 
 Configuration comes from the environment; see README.md.`;
 
@@ -20,6 +21,13 @@ async function main(argv: string[]): Promise<number> {
   const [command = 'serve', sub, ...rest] = argv;
   if (command === 'help' || command === '--help' || command === '-h') {
     console.log(USAGE);
+    return 0;
+  }
+  // Commands that are clients of a running service, or tools: they read no service config.
+  if (command === 'sdk-generate') {
+    const { writeSdkSchema } = await import('./cli/sdk-schema.ts');
+    await writeSdkSchema();
+    console.log('Wrote packages/sdk/openapi.json and packages/sdk/src/schema.ts.');
     return 0;
   }
   let config: Config;

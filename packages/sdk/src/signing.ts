@@ -1,0 +1,128 @@
+// The signatures an agent makes for the API, from what the API itself answers: a prepaid top-up
+// (EIP-3009 TransferWithAuthorization from the top-up terms), an x402 v1 payment (the same
+// authorization, from a 402's requirements) and a delegation's enable signature (its typed data).
+
+import { getAddress, toHex, type Hex, type LocalAccount, type TypedDataDefinition } from 'viem';
+import type { components } from './schema.ts';
+
+export type TopupTerms = components['schemas']['TopupTerms'];
+export type SignedAuthorization = components['schemas']['SignedAuthorization'];
+
+/** The EIP-3009 types (EIP712Domain left out, as signTypedData wants). */
+const TRANSFER_WITH_AUTHORIZATION = {
+  TransferWithAuthorization: [
+    { name: 'from', type: 'address' },
+    { name: 'to', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' },
+    { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;
+
+interface AuthorizationRequest {
+  domain: { name: string; version: string; chainId: number; verifyingContract: string };
+  to: string;
+  value: bigint;
+  validForSeconds: number;
+}
+
+function randomNonce(): Hex {
+  return toHex(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+async function signAuthorization(
+  account: LocalAccount,
+  request: AuthorizationRequest,
+): Promise<SignedAuthorization> {
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const message = {
+    from: account.address,
+    to: getAddress(request.to),
+    value: request.value,
+    // A little in the past: the chain's clock may trail this one.
+    validAfter: now - 600n,
+    validBefore: now + BigInt(request.validForSeconds),
+    nonce: randomNonce(),
+  };
+  const signature = await account.signTypedData({
+    domain: { ...request.domain, verifyingContract: getAddress(request.domain.verifyingContract) },
+    types: TRANSFER_WITH_AUTHORIZATION,
+    primaryType: 'TransferWithAuthorization',
+    message,
+  });
+  return {
+    authorization: {
+      from: message.from,
+      to: message.to,
+      value: message.value.toString(),
+      validAfter: message.validAfter.toString(),
+      validBefore: message.validBefore.toString(),
+      nonce: message.nonce,
+    },
+    signature,
+  };
+}
+
+/**
+ * The body of POST /v1/balance/topups: an authorization for `value` USDC base units to the terms'
+ * payee, valid for an hour (or `validForSeconds`, at least the terms' minimum).
+ */
+export function signTopUp(
+  account: LocalAccount,
+  terms: TopupTerms,
+  options: { value: bigint | string; validForSeconds?: number },
+): Promise<SignedAuthorization> {
+  return signAuthorization(account, {
+    domain: terms.eip712_domain,
+    to: terms.pay_to,
+    value: BigInt(options.value),
+    validForSeconds: Math.max(options.validForSeconds ?? 3600, terms.min_validity_seconds + 60),
+  });
+}
+
+/** One entry of an x402 v1 402 answer's `accepts`. */
+export interface PaymentRequirementsV1 {
+  scheme: string;
+  network: string;
+  maxAmountRequired: string;
+  payTo: string;
+  asset: string;
+  maxTimeoutSeconds: number;
+  extra?: { name?: string; version?: string };
+}
+
+/** x402 v1 network names and their chains. */
+const X402_CHAINS: Record<string, number> = { base: 8453, 'base-sepolia': 84532, polygon: 137 };
+
+/**
+ * The `X-PAYMENT` header value that pays a 402: given the 402's body (or one of its `accepts`),
+ * signs the exact-scheme authorization it asks for. Retry the same request with this header.
+ */
+export async function signX402Payment(
+  account: LocalAccount,
+  required: { accepts: PaymentRequirementsV1[] } | PaymentRequirementsV1,
+): Promise<string> {
+  const req = 'accepts' in required ? required.accepts.find((a) => a.scheme === 'exact') : required;
+  if (!req) throw new Error('The 402 answer offers no exact-scheme payment.');
+  const chainId = X402_CHAINS[req.network];
+  if (chainId === undefined) throw new Error(`Unknown x402 network ${req.network}.`);
+  if (!req.extra?.name || !req.extra.version)
+    throw new Error('The requirements lack the token EIP-712 name and version (extra).');
+  const payload = await signAuthorization(account, {
+    domain: { name: req.extra.name, version: req.extra.version, chainId, verifyingContract: req.asset },
+    to: req.payTo,
+    value: BigInt(req.maxAmountRequired),
+    validForSeconds: req.maxTimeoutSeconds,
+  });
+  const json = JSON.stringify({ x402Version: 1, scheme: 'exact', network: req.network, payload });
+  return Buffer.from(json, 'utf8').toString('base64');
+}
+
+/**
+ * The owner's `enable_sig` for POST /v1/delegations/{id}/confirm: a signature of the prepared
+ * delegation's typed data (the digest the Kernel account checks), by the account's ECDSA owner.
+ */
+export function signDelegation(owner: LocalAccount, delegation: { typed_data: unknown }): Promise<Hex> {
+  return owner.signTypedData(delegation.typed_data as TypedDataDefinition);
+}

@@ -1,0 +1,65 @@
+// The service as a user's `npm start` runs it, in this test process, on the suite's devnet: the
+// API listening on a loopback port, the workers taking jobs (executor steps among them) and the
+// webhook dispatcher delivering events. Clients under test (the SDK, the MCP server, the example
+// agent, the demo) talk to it over HTTP as they would to a real deployment.
+
+import type { AddressInfo } from 'node:net';
+import type { DevnetInfo } from '../../src/devnet/devnet.ts';
+import { devnetBundlerUrls } from '../../src/devnet/devnet.ts';
+import { createJsonRpcBundler } from '../../src/adapters/bundler/json-rpc.ts';
+import { testConfig } from '../../src/config.ts';
+import { createWorker } from '../../src/core/jobs/index.ts';
+import { jobHandlers } from '../../src/jobs.ts';
+import { createWebhookDispatcher } from '../../src/modules/webhooks/index.ts';
+import { createTestApp, type TestApp } from './app.ts';
+import { devnetKernelConfig } from './devnet-deps.ts';
+import { paymentsSetup } from './payments.ts';
+
+export interface ListeningService {
+  t: TestApp;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startListeningService(devnet: DevnetInfo): Promise<ListeningService> {
+  const setup = await paymentsSetup(devnet, testConfig());
+  const base = testConfig();
+  const t = await createTestApp({
+    config: {
+      ...setup.config,
+      kernel: devnetKernelConfig(devnet, base),
+      planner: { ...base.planner, sliceIntervalMs: 100 },
+      executor: { ...base.executor, receiptPollMs: 50 },
+    },
+    deps: { ...setup.deps, bundler: createJsonRpcBundler({ urls: devnetBundlerUrls(devnet) }) },
+  });
+  const worker = createWorker({
+    db: t.db.db,
+    clock: t.deps.clock,
+    log: t.deps.log,
+    handlers: jobHandlers(t.deps),
+    pollIntervalMs: 50,
+  });
+  await worker.start();
+  const webhooks = createWebhookDispatcher({
+    db: t.db.db,
+    clock: t.deps.clock,
+    log: t.deps.log,
+    sealingKey: t.deps.config.sealingKey,
+    production: false,
+    pollIntervalMs: 200,
+  });
+  await webhooks.start();
+  await t.app.fastify.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = t.app.fastify.server.address() as AddressInfo;
+  return {
+    t,
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await webhooks.stop();
+      await worker.stop();
+      await t.close();
+    },
+  };
+}
