@@ -11,6 +11,7 @@ import type { RouteDefinition } from './core/http/route-table.ts';
 import { validatorCompiler } from './core/http/validation.ts';
 import { newId } from './core/ids.ts';
 import { routeTable } from './routes.ts';
+import { registerMcpEndpoint } from './mcp/http.ts';
 import { API_DESCRIPTION, API_TITLE, API_VERSION } from './api-info.ts';
 
 export { API_VERSION } from './api-info.ts';
@@ -99,6 +100,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   });
 
   const registered = registerRoutes(fastify, table, deps);
+  registerMcpEndpoint(fastify, registered.routes, config);
   fastify.setNotFoundHandler((req, reply) => {
     const allowed = registered.allowedMethods(req.url);
     if (allowed.length > 0) {

@@ -13,6 +13,8 @@ Commands:
   migrate          apply pending database migrations and exit
   screening sync   download the OFAC SDN list and store its digital-currency addresses
   ops …            operator controls: metering switch, prepaid caps (purser ops help)
+  mcp              serve Purser's tools over MCP on stdio, calling a running Purser (PURSER_URL,
+                   PURSER_API_KEY)
   sdk-generate     write the SDK's OpenAPI document and types (packages/sdk) from the route table
 
 Configuration comes from the environment; see README.md.`;
@@ -24,6 +26,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   // Commands that are clients of a running service, or tools: they read no service config.
+  if (command === 'mcp') {
+    const { runMcpStdio } = await import('./cli/mcp.ts');
+    return runMcpStdio(process.env);
+  }
   if (command === 'sdk-generate') {
     const { writeSdkSchema } = await import('./cli/sdk-schema.ts');
     await writeSdkSchema();
@@ -84,6 +90,9 @@ function announce(service: RunningService, command: string): void {
     console.log(`  API reference: ${service.url}/docs`);
     console.log(`  OpenAPI:       ${service.url}/v1/openapi.json`);
     console.log(`  Error codes:   ${service.url}/docs/errors`);
+    console.log(
+      `  MCP:           ${service.url}/v1/mcp (streamable HTTP, API key as bearer; stdio: purser mcp)`,
+    );
     console.log(`  Health:        ${service.url}/healthz  ${service.url}/readyz`);
   } else {
     console.log(`Purser ${command} is running.`);
