@@ -15,6 +15,8 @@ Commands:
   ops …            operator controls: metering switch, prepaid caps (purser ops help)
   mcp              serve Purser's tools over MCP on stdio, calling a running Purser (PURSER_URL,
                    PURSER_API_KEY)
+  demo             walk the whole agent flow on the devnet, printing every request and answer
+                   (uses the Purser at PURSER_URL, or starts one on the embedded default)
   sdk-generate     write the SDK's OpenAPI document and types (packages/sdk) from the route table
 
 Configuration comes from the environment; see README.md.`;
@@ -29,6 +31,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'mcp') {
     const { runMcpStdio } = await import('./cli/mcp.ts');
     return runMcpStdio(process.env);
+  }
+  if (command === 'demo') {
+    const { runDemo } = await import('./cli/demo.ts');
+    return runDemo(process.env);
   }
   if (command === 'sdk-generate') {
     const { writeSdkSchema } = await import('./cli/sdk-schema.ts');
