@@ -152,7 +152,8 @@ async function openDelegations(db: DbExecutor, accountId: string, lock = false) 
 
 const actorName = (actor: Actor) => `${actor.principal.kind}:${actor.principal.credentialId}`;
 
-function note(address: string): string {
+/** The offboard result's `note`: what was done, what is kept, and what only the owner can still do. */
+export function offboardNote(address: string): string {
   return (
     `Account ${address} is retired in place: every API key and session is revoked, no credential ` +
     'of the account works any more and signing in with this address answers 403. The ledger, ' +
@@ -291,7 +292,7 @@ export async function offboardAccount(
     retained: [...OFFBOARD_RETAINED],
     scheduled: [...OFFBOARD_SCHEDULED],
     delegations_revoked: delegations,
-    note: note(address),
+    note: offboardNote(address),
     cancellation: { authorizations },
   };
 }

@@ -11,6 +11,7 @@ import {
   OFFBOARD_SCHEDULED,
   readOffboardChainState,
   retiredCredentialAccount,
+  offboardNote,
 } from './offboard.ts';
 
 const Item = Type.Object({}, { additionalProperties: true, description: 'Free-form record.' });
@@ -245,18 +246,7 @@ const OFFBOARD_EXAMPLE = {
       },
     },
   ],
-  note:
-    `Account ${WALLET} is retired in place: every API key and session is revoked, no credential ` +
-    'of the account works any more and signing in with this address answers 403. The ledger, ' +
-    'events, policies and audit facts are retained. Delegations: the service no longer honours ' +
-    'them; to remove a grant on-chain the owner sends its invalidate_nonce_call (and, if the grant ' +
-    'was ever used, its uninstall_call) from the account itself. Auto-top-up: removing the ' +
-    "service's copy of an arrow does not revoke the authorization on-chain; it stays usable by " +
-    'whoever holds it until its valid_before. To cancel one, the payer signs ' +
-    'cancellation.authorizations[i].typed_data and sends the signature to the token with ' +
-    'cancelAuthorization. An arrow already being settled finishes on its own. Statement exports ' +
-    'are deleted by the next housekeeping sweep (hourly). Repeating this request with the same ' +
-    'Idempotency-Key within 7 days returns this result again.',
+  note: offboardNote(WALLET),
   cancellation: { authorizations: [] },
 };
 
