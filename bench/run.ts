@@ -62,6 +62,15 @@ const SCENARIOS: Scenario[] = [
   { name: 'GET /healthz (baseline)', method: 'GET', path: '/healthz' },
   { name: 'GET /v1/tokens (unauthenticated read)', method: 'GET', path: '/v1/tokens' },
   {
+    // The same read as a tool call: the credential lookup, a stateless MCP server, the injected request.
+    name: 'POST /v1/mcp tools/call listTokens (GET /v1/tokens as an MCP tool, API key)',
+    method: 'POST',
+    path: '/v1/mcp',
+    apiKey: true,
+    headers: { accept: 'application/json, text/event-stream' },
+    body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'listTokens', arguments: {} } },
+  },
+  {
     name: 'GET /v1/auth/session (authenticated read, API key)',
     method: 'GET',
     path: '/v1/auth/session',
