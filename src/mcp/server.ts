@@ -5,6 +5,7 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
   CallToolRequestSchema,
   ErrorCode as McpErrorCode,
@@ -55,6 +56,9 @@ interface Resource {
   read(): Promise<string>;
 }
 
+/** The files of docs/, listed once: they change only with a deploy. */
+let docFiles: string[] | null = null;
+
 function resources(options: McpServerOptions): Resource[] {
   const viaApi = async (url: string) => {
     const answer = await options.call({
@@ -66,16 +70,16 @@ function resources(options: McpServerOptions): Resource[] {
       throw new McpError(McpErrorCode.InternalError, `${url} answered ${answer.status}: ${answer.body}`);
     return answer.body;
   };
-  const docs = readdirSync(DOCS_DIR)
+  docFiles ??= readdirSync(DOCS_DIR)
     .filter((f) => f.endsWith('.md'))
-    .sort()
-    .map((file) => ({
-      uri: `purser://docs/${file.replace(/\.md$/, '')}`,
-      name: `docs/${file}`,
-      description: `Purser documentation: ${file}`,
-      mimeType: 'text/markdown',
-      read: async () => readFileSync(new URL(file, DOCS_DIR), 'utf8'),
-    }));
+    .sort();
+  const docs = docFiles.map((file) => ({
+    uri: `purser://docs/${file.replace(/\.md$/, '')}`,
+    name: `docs/${file}`,
+    description: `Purser documentation: ${file}`,
+    mimeType: 'text/markdown',
+    read: async () => readFileSync(new URL(file, DOCS_DIR), 'utf8'),
+  }));
   return [
     {
       uri: 'purser://readme',
@@ -149,10 +153,18 @@ function toolResult(answer: HttpAnswer): CallToolResult {
   };
 }
 
+/**
+ * One schema validator for every server: the protocol SDK would build a new Ajv instance (its
+ * vocabularies and meta-schemas) for each, and the HTTP endpoint builds a server per request.
+ */
+let sharedValidator: AjvJsonSchemaValidator | null = null;
+
 export function createMcpServer(options: McpServerOptions): Server {
+  sharedValidator ??= new AjvJsonSchemaValidator();
   const server = new Server(
     { name: 'purser', version: API_VERSION },
     {
+      jsonSchemaValidator: sharedValidator,
       capabilities: { tools: {}, resources: {} },
       instructions:
         "Purser is a treasury API for autonomous agents. Tools call its HTTP API with this connection's API key; " +
