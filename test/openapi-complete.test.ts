@@ -5,15 +5,11 @@
 
 import { describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { ERROR_CODES } from '../src/core/errors/codes.ts';
 import { buildOpenApiDocument, operationErrors, responseSchemaOf } from '../src/core/http/openapi.ts';
-import type { RouteDefinition } from '../src/core/http/route-table.ts';
+import { isIdempotent, type RouteDefinition } from '../src/core/http/route-table.ts';
+import { createAjv } from '../src/core/http/validation.ts';
 import { routeTable } from '../src/routes.ts';
-
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as typeof addFormatsModule.default;
 
 interface Operation {
   parameters?: ({ $ref: string } | { name: string; in: string; example?: unknown })[];
@@ -49,8 +45,7 @@ const opOf = (route: RouteDefinition): Operation => {
 const name = (route: RouteDefinition) => `${route.method} ${route.url} (${route.operationId})`;
 
 function validator(coerce: boolean) {
-  const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: coerce });
-  addFormats(ajv);
+  const ajv = createAjv({ coerceTypes: coerce });
   return (schema: unknown, value: unknown): string | null => {
     const validate = ajv.compile(schema as object);
     return validate(structuredClone(value)) ? null : ajv.errorsText(validate.errors);
@@ -114,7 +109,7 @@ describe('the OpenAPI document is complete for every route of the table', () => 
     const problems: string[] = [];
     for (const route of documented) {
       const op = opOf(route);
-      const mutation = route.idempotent ?? route.method !== 'GET';
+      const mutation = isIdempotent(route);
       const hasKey = (op.parameters ?? []).some(
         (p) => '$ref' in p && p.$ref === '#/components/parameters/IdempotencyKey',
       );

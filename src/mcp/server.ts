@@ -15,17 +15,14 @@ import {
   ReadResourceRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
 import { API_VERSION } from '../api-info.ts';
 import { AppError } from '../core/errors/app-error.ts';
 import { ERROR_CODES } from '../core/errors/codes.ts';
 import { errorBody } from '../core/http/error-renderer.ts';
+import { createAjv } from '../core/http/validation.ts';
 import { newId } from '../core/ids.ts';
 import { requestOf, toolAllowed, type HttpRequest, type McpTool, type ToolCredential } from './tools.ts';
-
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as typeof addFormatsModule.default;
 
 export interface HttpAnswer {
   status: number;
@@ -121,8 +118,7 @@ function resources(options: McpServerOptions): Resource[] {
 }
 
 const validators = new WeakMap<McpTool, ValidateFunction>();
-const ajv = new Ajv({ allErrors: true, strict: false });
-addFormats(ajv);
+const ajv = createAjv();
 
 function argumentsProblem(tool: McpTool, args: Record<string, unknown>): string | null {
   let validate = validators.get(tool);

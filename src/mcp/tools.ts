@@ -3,9 +3,8 @@
 // schemas in one object. A tool call becomes the HTTP request the route takes, so the same guard,
 // scopes and idempotency apply. Operator, executor and development routes are never tools.
 
-import type { RouteDefinition } from '../core/http/route-table.ts';
+import { isIdempotent, type RouteDefinition, type Scope } from '../core/http/route-table.ts';
 import { keyMeetsRule } from '../modules/auth/scopes.ts';
-import type { Scope } from '../core/http/route-table.ts';
 
 /** Routes an agent holding an API key has no use for as tools (served as resources, or sign-in). */
 const NOT_TOOLS = new Set([
@@ -77,7 +76,7 @@ export function toolOf(route: RouteDefinition): McpTool {
       required.push('body');
     }
   }
-  const mutation = route.idempotent ?? route.method !== 'GET';
+  const mutation = isIdempotent(route);
   if (mutation) {
     properties['idempotency_key'] = {
       type: 'string',
@@ -162,7 +161,7 @@ export function requestOf(tool: McpTool, args: Record<string, unknown>, authoriz
         throw new Error(`unknown input ${name}`);
     }
   }
-  const mutation = tool.route.idempotent ?? tool.route.method !== 'GET';
+  const mutation = isIdempotent(tool.route);
   if (mutation && !headers['idempotency-key']) headers['idempotency-key'] = crypto.randomUUID();
   if (tool.route.schema.body) {
     headers['content-type'] = 'application/json';

@@ -4,7 +4,7 @@
 
 import { ERROR_CODES, type ErrorCode } from '../errors/codes.ts';
 import { docsUrlFor } from './error-renderer.ts';
-import type { RouteDefinition } from './route-table.ts';
+import { isIdempotent, isRateLimited, type RouteDefinition } from './route-table.ts';
 
 export interface OpenApiOptions {
   title: string;
@@ -77,7 +77,7 @@ const ERROR_BODY = {
 /** The errors any route of this kind answers, whatever its handler does. */
 export function impliedErrors(route: RouteDefinition): OperationError[] {
   const errors: OperationError[] = [];
-  const idempotent = route.idempotent ?? route.method !== 'GET';
+  const idempotent = isIdempotent(route);
   const { body, querystring, params } = route.schema;
   if (body || querystring || params || idempotent)
     errors.push({ code: 'INVALID_REQUEST', status: 400, when: 'a field or parameter failed validation' });
@@ -100,7 +100,7 @@ export function impliedErrors(route: RouteDefinition): OperationError[] {
     errors.push({ code: 'UNAUTHORIZED', status: 401, when: 'the operator token is missing or wrong' });
     errors.push({ code: 'NOT_FOUND', status: 404, when: 'no operator token is configured' });
   }
-  if (route.rateLimited ?? route.class === 'public') errors.push({ code: 'RATE_LIMITED', status: 429 });
+  if (isRateLimited(route)) errors.push({ code: 'RATE_LIMITED', status: 429 });
   if (idempotent) {
     errors.push({
       code: 'IDEMPOTENCY_CONFLICT',
@@ -211,8 +211,7 @@ function parametersOf(route: RouteDefinition, components: Components): Json[] {
       out.push({ name, in: 'path', required: true, schema: { type: 'string' } });
   }
   if (route.schema.querystring) add('query', route.schema.querystring, route.docs.example.query);
-  if (route.idempotent ?? route.method !== 'GET')
-    out.push({ $ref: '#/components/parameters/IdempotencyKey' });
+  if (isIdempotent(route)) out.push({ $ref: '#/components/parameters/IdempotencyKey' });
   return out;
 }
 
@@ -242,7 +241,7 @@ export function responseSchemaOf(entry: unknown): unknown {
 
 function successResponses(route: RouteDefinition, components: Components): Record<string, Json> {
   const out: Record<string, Json> = {};
-  const idempotent = route.idempotent ?? route.method !== 'GET';
+  const idempotent = isIdempotent(route);
   const { example } = route.docs;
   for (const [status, entry] of Object.entries(route.schema.response)) {
     const object = isResponseObject(entry) ? entry : null;

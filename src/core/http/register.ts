@@ -13,7 +13,15 @@ import {
 } from './idempotency.ts';
 import type { RouteResult } from './results.ts';
 import { refuseUnstorableText } from './storable-text.ts';
-import type { HttpMethod, Principal, RouteContext, RouteDefinition, RouteDeps } from './route-table.ts';
+import {
+  isIdempotent,
+  isRateLimited,
+  type HttpMethod,
+  type Principal,
+  type RouteContext,
+  type RouteDefinition,
+  type RouteDeps,
+} from './route-table.ts';
 
 export interface RegisteredRoutes {
   routes: RouteDefinition[];
@@ -59,8 +67,8 @@ export function registerRoutes(
 }
 
 function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: RouteDeps): void {
-  const rateLimited = route.rateLimited ?? route.class === 'public';
-  const idempotent = route.idempotent ?? route.method !== 'GET';
+  const rateLimited = isRateLimited(route);
+  const idempotent = isIdempotent(route);
   const { response, ...inputSchemas } = route.schema;
   app.route({
     method: route.method,

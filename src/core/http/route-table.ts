@@ -189,6 +189,16 @@ export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {
   handler(ctx: RouteContext<S>): Promise<RouteResult>;
 }
 
+/** Whether a route honours Idempotency-Key: its own say, else every method but GET. */
+export function isIdempotent(route: RouteDefinition): boolean {
+  return route.idempotent ?? route.method !== 'GET';
+}
+
+/** Whether a route is rate limited per IP: its own say, else public routes. */
+export function isRateLimited(route: RouteDefinition): boolean {
+  return route.rateLimited ?? route.class === 'public';
+}
+
 /** Keeps the schema types of one route together; the table itself is a plain array. */
 export function defineRoute<S extends RouteSchemas>(route: RouteDefinition<S>): RouteDefinition {
   return route as unknown as RouteDefinition;

@@ -6,16 +6,21 @@ import type { FastifySchemaCompiler } from 'fastify';
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
   addFormatsModule) as typeof addFormatsModule.default;
 
-function makeAjv(coerce: boolean): Ajv {
+/** An Ajv that lists every error, knows the standard formats and ignores unknown keywords. */
+export function createAjv(options: { coerceTypes?: boolean; useDefaults?: boolean } = {}): Ajv {
   const ajv = new Ajv({
     allErrors: true, // list every bad field, not just the first
     removeAdditional: false, // unknown fields are rejected by name, never silently dropped
-    useDefaults: true,
-    coerceTypes: coerce,
+    useDefaults: options.useDefaults ?? false,
+    coerceTypes: options.coerceTypes ?? false,
     strict: false,
   });
   addFormats(ajv);
   return ajv;
+}
+
+function makeAjv(coerce: boolean): Ajv {
+  return createAjv({ coerceTypes: coerce, useDefaults: true });
 }
 
 // Bodies are JSON and must carry the right types; query strings and path parameters are text
