@@ -10,7 +10,11 @@ interface IERC1271Wallet {
 /// a 6-decimal ERC-20 with EIP-3009 authorizations (transfer, receive, cancel), EIP-2612 permit,
 /// and an EIP-712 domain computed like USDC's (name from the constructor, version "2",
 /// the current chain id, this contract). Signatures from contracts are checked with ERC-1271.
-/// `mint` is open to anyone: never deploy this outside a local devnet.
+/// `mint` and `burn` are open to anyone: never deploy this outside a local devnet.
+///
+/// No immutables, and new state goes after the existing variables only: the devnet replaces the
+/// runtime code of a copy restored from a saved chain state with the current build in place
+/// (anvil_setCode), which keeps its storage.
 contract TestUSDC {
     string public name;
     string public symbol;
@@ -41,6 +45,7 @@ contract TestUSDC {
     event Transfer(address indexed from, address indexed to, uint256 value);
     event Approval(address indexed owner, address indexed spender, uint256 value);
     event Mint(address indexed minter, address indexed to, uint256 amount);
+    event Burn(address indexed burner, uint256 amount);
     event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce);
     event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce);
 
@@ -90,6 +95,20 @@ contract TestUSDC {
         emit Mint(msg.sender, to, amount);
         emit Transfer(address(0), to, amount);
         return true;
+    }
+
+    /// Burns `amount` from the caller's own balance, as FiatToken's minter `burn` does (the
+    /// devnet's CCTP token messenger burns what it pulled in with it). Open to anyone here.
+    function burn(uint256 amount) external {
+        require(amount > 0, "FiatToken: burn amount not greater than 0");
+        uint256 held = balanceOf[msg.sender];
+        require(held >= amount, "FiatToken: burn amount exceeds balance");
+        unchecked {
+            balanceOf[msg.sender] = held - amount;
+            totalSupply -= amount;
+        }
+        emit Burn(msg.sender, amount);
+        emit Transfer(msg.sender, address(0), amount);
     }
 
     // ---------------------------------------------------------------- EIP-2612

@@ -1,5 +1,9 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   createPublicClient,
+  createTestClient,
   createWalletClient,
   encodeAbiParameters,
   encodeFunctionData,
@@ -19,6 +23,7 @@ import {
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { artifact, compileSources, DEVNET_DIR, loadArtifacts } from '../../devnet/compile.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import {
   devnetChain,
@@ -714,5 +719,97 @@ describe('DevAccount execution', () => {
         args: relayArgs,
       }),
     ).rejects.toThrow(/BadSignature|reverted/);
+  });
+});
+
+describe('TestUSDC restored from a saved chain', () => {
+  /** TestUSDC as it was before `burn`: today's source without the function and its event. */
+  function testUsdcWithoutBurn(): Hex {
+    const lines = readFileSync(join(DEVNET_DIR, 'TestUSDC.sol'), 'utf8').split('\n');
+    let start = lines.findIndex((l) => l.includes('function burn(uint256 amount)'));
+    while (lines[start - 1]?.trimStart().startsWith('///')) start--;
+    const end = lines.findIndex((l, i) => i > start && l === '    }');
+    lines.splice(start, end - start + 1);
+    const source = lines.filter((l) => !l.includes('event Burn(')).join('\n');
+    expect(source).not.toMatch(/function burn|event Burn/);
+    const compiled = compileSources({ 'TestUSDC.sol': source }).contracts.TestUSDC;
+    if (!compiled) throw new Error('TestUSDC did not compile');
+    return compiled.deployedBytecode;
+  }
+
+  it('gets the current build in place at the next start, with its balances', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'purser-devnet-usdc-'));
+    const options = { chainIds: [BASE_SEPOLIA], stateDir: dir, entryPoint: false, bundler: false };
+    const started: Devnet[] = [];
+    try {
+      const first = await startDevnet(options);
+      started.push(first);
+      const chain = devnetChain(first, BASE_SEPOLIA);
+      const usdc = chain.contracts.usdc;
+      const viemChain = chainDefinition(BASE_SEPOLIA, chain.rpcUrl);
+      // What an earlier version of the devnet left in the state file: TestUSDC without burn.
+      const oldCode = testUsdcWithoutBurn();
+      await createTestClient({ mode: 'anvil', chain: viemChain, transport: http(chain.rpcUrl) }).setCode({
+        address: usdc,
+        bytecode: oldCode,
+      });
+      const holder = await newFundedAccount(first, {
+        chainId: BASE_SEPOLIA,
+        tokens: [{ symbol: 'USDC', amount: 1_234_567n }],
+      });
+      const burnAbi = parseAbi(['function burn(uint256 amount)']);
+      const client1 = createPublicClient({ chain: viemChain, transport: http(chain.rpcUrl) });
+      await expect(
+        client1.simulateContract({
+          address: usdc,
+          abi: burnAbi,
+          functionName: 'burn',
+          args: [1n],
+          account: holder.address,
+        }),
+      ).rejects.toThrow();
+      await first.stop();
+
+      const logs: string[] = [];
+      const second = await startDevnet({ ...options, log: (m) => logs.push(m) });
+      started.push(second);
+      const rpcUrl = devnetChain(second, BASE_SEPOLIA).rpcUrl;
+      const client2 = createPublicClient({ chain: viemChain, transport: http(rpcUrl) });
+      const built = artifact(await loadArtifacts(), 'TestUSDC').deployedBytecode;
+      expect(await client2.getCode({ address: usdc })).toBe(built);
+      expect(logs.filter((l) => l.includes('replaced it with the current build'))).toEqual([
+        expect.stringContaining(`TestUSDC at ${usdc}`),
+      ]);
+      const balance = () =>
+        client2.readContract({
+          address: usdc,
+          abi: usdcAbi,
+          functionName: 'balanceOf',
+          args: [holder.address],
+        });
+      expect(await balance()).toBe(1_234_567n);
+      const burnWallet = createWalletClient({
+        account: privateKeyToAccount(holder.privateKey),
+        chain: viemChain,
+        transport: http(rpcUrl),
+      });
+      const hash = await burnWallet.writeContract({
+        address: usdc,
+        abi: burnAbi,
+        functionName: 'burn',
+        args: [234_567n],
+      });
+      expect((await client2.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe('success');
+      expect(await balance()).toBe(1_000_000n);
+      await second.stop();
+
+      // Once current, a later start leaves it alone.
+      const again: string[] = [];
+      started.push(await startDevnet({ ...options, log: (m) => again.push(m) }));
+      expect(again.filter((l) => l.includes('replaced'))).toEqual([]);
+    } finally {
+      await Promise.all(started.map((d) => d.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

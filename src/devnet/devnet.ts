@@ -511,6 +511,13 @@ interface Deployment {
   token?: Omit<DevnetToken, 'address'>;
   /** A price feed: the pair it prices (`ETH/USD`). */
   feed?: string;
+  /**
+   * On a chain restored from its saved state, replace this contract's runtime code with the
+   * current build (anvil_setCode) when they differ, keeping its storage: how a contract restored
+   * from an earlier version gains new functions. Only for a contract compiled from devnet/*.sol
+   * that has no immutables and whose storage layout stays as it was (TestUSDC).
+   */
+  upgradeInPlace?: boolean;
 }
 
 /**
@@ -563,6 +570,7 @@ export function deploymentPlan(chainId: number): PlanStep[] {
       key: 'usdc',
       contract: 'TestUSDC',
       args: [usdcName, 'USDC'],
+      upgradeInPlace: true,
       token: { symbol: 'USDC', name: usdcName, decimals: 6, eip3009: { name: usdcName, version: '2' } },
     },
     {
@@ -581,6 +589,7 @@ export function deploymentPlan(chainId: number): PlanStep[] {
         key: 'eurc',
         contract: 'TestUSDC',
         args: ['EURC', 'EURC'],
+        upgradeInPlace: true,
         token: { symbol: 'EURC', name: 'EURC', decimals: 6, eip3009: { name: 'EURC', version: '2' } },
       },
       feedDeployment('feedEthUsd', 'ETH/USD'),
@@ -665,6 +674,7 @@ export function deploymentPlan(chainId: number): PlanStep[] {
         key: 'usdce',
         contract: 'TestUSDC',
         args: ['USD Coin (PoS)', 'USDC.e'],
+        upgradeInPlace: true,
         token: {
           symbol: 'USDC.e',
           name: 'USD Coin (PoS)',
@@ -758,6 +768,7 @@ async function deployChain(
   anvil: RunningAnvil,
   artifacts: Artifacts,
   loadedState: boolean,
+  log: (message: string) => void,
   planLength?: number,
 ): Promise<Pick<DevnetChain, 'contracts' | 'tokens' | 'priceFeeds'>> {
   const chain = chainDefinition(anvil.chainId, anvil.rpcUrl);
@@ -810,10 +821,24 @@ async function deployChain(
     const expected = getContractAddress({ from: account.address, nonce: BigInt(nonce) });
     if (nonce < startNonce) {
       // A chain loaded from its state file: what its earlier runs deployed is there.
-      if (((await publicClient.getCode({ address: expected }))?.length ?? 0) <= 2) {
+      const onChain = await publicClient.getCode({ address: expected });
+      if ((onChain?.length ?? 0) <= 2) {
         throw new Error(
           `Chain ${anvil.chainId}: the saved state has no ${d.contract} at ${expected}; delete the devnet state to start over`,
         );
+      }
+      if (d.upgradeInPlace) {
+        const built = artifact(artifacts, d.contract).deployedBytecode;
+        if (onChain?.toLowerCase() !== built.toLowerCase()) {
+          await createTestClient({ mode: 'anvil', chain, transport }).setCode({
+            address: expected,
+            bytecode: built,
+          });
+          log(
+            `devnet chain ${anvil.chainId}: ${d.contract} at ${expected} had the code of an earlier version; ` +
+              'replaced it with the current build (storage kept)',
+          );
+        }
       }
     } else {
       // Fresh, or a saved state from before this deployment was appended to the plan.
@@ -991,7 +1016,13 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
     const chains: Record<number, DevnetChain> = {};
     await Promise.all(
       anvils.map(async (anvil) => {
-        const deployed = await deployChain(anvil, artifacts, loaded.has(anvil.chainId), options.planLength);
+        const deployed = await deployChain(
+          anvil,
+          artifacts,
+          loaded.has(anvil.chainId),
+          log,
+          options.planLength,
+        );
         if (epBytecode) deployed.contracts.entryPoint = await deployEntryPoint(anvil, epBytecode);
         const pools = await seedDevnetMarkets({ chainId: anvil.chainId, rpcUrl: anvil.rpcUrl, ...deployed });
         const c = deployed.contracts;
