@@ -18,6 +18,7 @@ import {
   http,
   encodeFunctionData,
   isHex,
+  pad,
   parseAbi,
   parseEther,
   parseUnits,
@@ -32,6 +33,7 @@ import { chainDefinition } from '../adapters/chain/viem.ts';
 import { isAlive } from '../core/process.ts';
 import { startDevnetBundler, type DevnetBundler } from './bundler.ts';
 import { startAggregatorFakes, type FakeChain } from './fakes/index.ts';
+import { startIrisFake, type IrisFakeChain } from './fakes/iris.ts';
 import { seedDevnetMarkets, type DevnetPool } from './markets.ts';
 
 export type { DevnetPool } from './markets.ts';
@@ -56,6 +58,16 @@ export const ENTRY_POINT_V07: Address = '0x0000000071727De22E5E9d8BAf0edAc6f37da
 export const CREATE2_DEPLOYER: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C';
 /** Salt that puts @account-abstraction/contracts@0.7.0's EntryPoint at ENTRY_POINT_V07. */
 const ENTRY_POINT_V07_SALT: Hex = '0x90d8084deab30c2a37c45e8d47f49f2f7965183cb6990a98943ef94940681de3';
+
+/** The CCTP domain of each devnet chain with Circle's CCTP V2 contracts (Circle's domain ids). */
+export const DEVNET_CCTP_DOMAINS: Record<number, number> = { 8453: 6, 137: 7 };
+/**
+ * anvil's default account #8: the devnet's CCTP attester. The transmitters accept its signatures
+ * and the Iris fake signs with it (no other devnet role uses it).
+ */
+export const DEVNET_CCTP_ATTESTER_PRIVATE_KEY: Hex =
+  '0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97';
+export const DEVNET_CCTP_ATTESTER: Address = privateKeyToAccount(DEVNET_CCTP_ATTESTER_PRIVATE_KEY).address;
 
 /** EIP-712 token name of USDC per chain (the real tokens differ: Base Sepolia says "USDC"). */
 const USDC_EIP712_NAME: Record<number, string> = { 84532: 'USDC', 8453: 'USD Coin', 137: 'USD Coin' };
@@ -138,6 +150,20 @@ export interface DevnetContracts {
   kernelTimestampPolicy?: Address;
   /** Rate-limit policy (type 5, devnet/KernelRateLimitPolicy.sol): data = `uint48 interval ‖ uint48 count ‖ uint48 startAt`. */
   kernelRateLimitPolicy?: Address;
+  /**
+   * Base (8453, CCTP domain 6) and Polygon (137, domain 7): the devnet's own Circle CCTP V2
+   * contracts, with Circle's public interfaces and message formats (docs/operations.md). The
+   * MessageTransmitterV2 (devnet/DevMessageTransmitterV2.sol): `receiveMessage(bytes message,
+   * bytes attestation)`, accepting the signatures of DEVNET_CCTP_ATTESTER; `MessageSent(bytes)`.
+   */
+  cctpMessageTransmitter?: Address;
+  /**
+   * The TokenMessengerV2 (devnet/DevTokenMessengerV2.sol), TokenMinter merged in:
+   * `depositForBurn(amount, destinationDomain, mintRecipient, burnToken, destinationCaller, maxFee,
+   * minFinalityThreshold)` burns the chain's USDC (approve it to this address first) for the other
+   * chain's; fees go to the deployer.
+   */
+  cctpTokenMessenger?: Address;
 }
 
 export interface DevnetChain {
@@ -167,6 +193,13 @@ export interface DevnetInfo {
    * vendors' URLs and key in development.
    */
   aggregators?: { zeroExBaseUrl: string; zeroExApiKey: string; kyberswapBaseUrl: string; chainIds: number[] };
+  /**
+   * The Iris fake on loopback (src/devnet/fakes/iris.ts: Circle's CCTP V2 attestation API,
+   * `GET /v2/messages/{sourceDomainId}?transactionHash=…`), when both CCTP chains (8453 and 137)
+   * run with their CCTP contracts: what the attestation adapter uses instead of
+   * iris-api.circle.com in development. `attester` signs; `domains` maps chain id → CCTP domain.
+   */
+  attestation?: { irisBaseUrl: string; attester: Address; domains: Record<number, number> };
 }
 
 export interface Devnet extends DevnetInfo {
@@ -727,7 +760,46 @@ export function deploymentPlan(chainId: number): PlanStep[] {
       { key: 'kernelRateLimitPolicy', contract: 'KernelRateLimitPolicy', args: [] },
     );
   }
+  if (chainId === BASE_CHAIN_ID || chainId === POLYGON_CHAIN_ID) {
+    plan.push(...cctpDeployments(chainId));
+  }
   return plan;
+}
+
+/**
+ * Circle CCTP V2 between Base and Polygon: the transmitter, then the messenger linked to the other
+ * chain's messenger and USDC, at the addresses the other chain's plan gives them (the deployer's
+ * nonces fix them, so no cross-chain call is needed).
+ */
+function cctpDeployments(chainId: number): Deployment[] {
+  const remoteChainId = chainId === BASE_CHAIN_ID ? POLYGON_CHAIN_ID : BASE_CHAIN_ID;
+  const domain = DEVNET_CCTP_DOMAINS[chainId];
+  const remoteDomain = DEVNET_CCTP_DOMAINS[remoteChainId];
+  if (domain === undefined || remoteDomain === undefined) throw new Error(`No CCTP domain for ${chainId}`);
+  return [
+    {
+      key: 'cctpMessageTransmitter',
+      contract: 'DevMessageTransmitterV2',
+      args: [domain, DEVNET_CCTP_ATTESTER],
+    },
+    {
+      key: 'cctpTokenMessenger',
+      contract: 'DevTokenMessengerV2',
+      args: (d) => {
+        const remote = expectedDevnetContracts(remoteChainId);
+        if (!remote.cctpTokenMessenger)
+          throw new Error(`No CCTP token messenger in the plan of ${remoteChainId}`);
+        return [
+          need(d, 'cctpMessageTransmitter'),
+          need(d, 'usdc'),
+          remoteDomain,
+          pad(remote.cctpTokenMessenger),
+          pad(remote.usdc),
+          DEVNET_DEPLOYER,
+        ];
+      },
+    },
+  ];
 }
 
 /** The addresses deploymentPlan(chainId) lands at on a fresh devnet. */
@@ -957,9 +1029,12 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
   const anvils: RunningAnvil[] = [];
   const bundlers: DevnetBundler[] = [];
   let stopFakes: (() => Promise<void>) | null = null;
+  let stopIris: (() => Promise<void>) | null = null;
   let aggregators: DevnetInfo['aggregators'];
+  let attestation: DevnetInfo['attestation'];
   const stopAll = async (): Promise<void> => {
     await stopFakes?.();
+    await stopIris?.();
     await Promise.all(bundlers.map((b) => b.stop()));
     await Promise.all(anvils.map((a) => a.stop()));
   };
@@ -1060,11 +1135,45 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
       );
     }
 
+    // Circle's attestation service, when both ends of the CCTP corridor run.
+    const irisChains: Record<number, IrisFakeChain> = {};
+    for (const c of Object.values(chains)) {
+      const domain = DEVNET_CCTP_DOMAINS[c.chainId];
+      const { cctpMessageTransmitter, cctpTokenMessenger } = c.contracts;
+      if (domain === undefined || !cctpMessageTransmitter || !cctpTokenMessenger) continue;
+      irisChains[c.chainId] = {
+        rpcUrl: c.rpcUrl,
+        domain,
+        messageTransmitter: cctpMessageTransmitter,
+        tokenMessenger: cctpTokenMessenger,
+      };
+    }
+    if (Object.keys(DEVNET_CCTP_DOMAINS).every((id) => irisChains[Number(id)])) {
+      const iris = await startIrisFake({
+        chains: irisChains,
+        attesterPrivateKey: DEVNET_CCTP_ATTESTER_PRIVATE_KEY,
+        host,
+      });
+      stopIris = () => iris.stop();
+      attestation = {
+        irisBaseUrl: iris.url,
+        attester: iris.attester,
+        domains: Object.fromEntries(Object.entries(irisChains).map(([id, c]) => [Number(id), c.domain])),
+      };
+      log(`devnet Iris fake (CCTP attestations) at ${iris.url}`);
+    }
+
     let stopped: Promise<void> | null = null;
-    const info = (): DevnetInfo => structuredClone({ chains, ...(aggregators ? { aggregators } : {}) });
+    const info = (): DevnetInfo =>
+      structuredClone({
+        chains,
+        ...(aggregators ? { aggregators } : {}),
+        ...(attestation ? { attestation } : {}),
+      });
     return {
       chains,
       ...(aggregators ? { aggregators } : {}),
+      ...(attestation ? { attestation } : {}),
       info,
       stop: () => {
         stopped ??= stopAll().then(() => log('devnet stopped'));
