@@ -109,6 +109,8 @@ export interface Config {
     /** How long a built swap stays valid on chain (its deadline argument), seconds. */
     swapTtlSeconds: number;
   };
+  /** Cross-chain USDC rebalances over Circle's CCTP V2 (docs/rebalances.md). */
+  cctp: CctpConfig;
   /** On-chain payments to the platform: top-ups, x402 fees, auto-top-up arrows (USDC, EIP-3009). */
   payments: PaymentsConfig;
   /** Independent USD price references (docs/prices.md). */
@@ -124,8 +126,49 @@ export interface Config {
     runWorkers: boolean;
     pollIntervalMs: number;
     concurrency: number;
+    /** How long a claimed job is held without its worker's heartbeat before another may run it. */
+    leaseMs: number;
   };
 }
+
+/** CCTP V2 on one chain: its domain and Circle's two contracts there. */
+export interface CctpChain {
+  domain: number;
+  tokenMessenger: `0x${string}`;
+  messageTransmitter: `0x${string}`;
+}
+
+export interface CctpConfig {
+  /** Circle's attestation service (Iris): `CCTP_ATTESTATION_URL`. */
+  attestationUrl: string;
+  /** Whether `CCTP_ATTESTATION_URL` set it (a devnet then keeps it). */
+  attestationUrlConfigured: boolean;
+  /** The chains CCTP serves here: Circle's V2 contracts on Base and Polygon, or `CCTP_CONTRACTS`. */
+  chains: Record<number, CctpChain>;
+  /** Whether `CCTP_CONTRACTS` set them (a devnet then keeps them). */
+  chainsConfigured: boolean;
+  /** Timeout of one attestation request. */
+  attestationTimeoutMs: number;
+  /** Most attestation requests per second this process sends (Iris allows 35). */
+  attestationMaxPerSecond: number;
+  /** How long the burn job waits for its receipts before it tries again later. */
+  receiptTimeoutMs: number;
+  /** How long `POST /v1/rebalances/{id}/complete` waits for the mint's receipt before answering. */
+  mintWaitMs: number;
+  /**
+   * Fault injection for the crash tests (never in production): the process kills itself with
+   * SIGKILL right after broadcasting the burn, or right after the attestation arrived.
+   */
+  faultCrash: 'after_burn_broadcast' | 'after_attestation' | null;
+}
+
+/** Circle's CCTP V2 contracts: the same two addresses on every mainnet chain (protocols.md 5.3). */
+export const CIRCLE_CCTP_V2 = {
+  tokenMessenger: '0x28b5a0e9C621a5BadaA536219b3a228C8168cf5d',
+  messageTransmitter: '0x81D40F21F12A8F0E3252Bccb954D722d4c464B64',
+} as const;
+/** CCTP domain ids of the chains Purser serves with rebalances (Base Sepolia shares Base's 6). */
+export const CCTP_DOMAINS: Record<number, number> = { 8453: 6, 137: 7 };
 
 export interface VenuesConfig {
   /** How long one venue may take to quote or build (each venue is asked in parallel). */
@@ -583,6 +626,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxContinuations: int('EXECUTOR_MAX_CONTINUATIONS', 200, 1, 10_000),
       swapTtlSeconds: int('EXECUTOR_SWAP_TTL_SECONDS', 300, 30, 3_600),
     },
+    cctp: {
+      attestationUrl: baseUrl('CCTP_ATTESTATION_URL', 'https://iris-api.circle.com'),
+      attestationUrlConfigured: str('CCTP_ATTESTATION_URL') !== undefined,
+      chains: parseCctpContracts(str('CCTP_CONTRACTS'), problems),
+      chainsConfigured: str('CCTP_CONTRACTS') !== undefined,
+      attestationTimeoutMs: int('CCTP_ATTESTATION_TIMEOUT_MS', 5_000, 100, 60_000),
+      attestationMaxPerSecond: int('CCTP_ATTESTATION_MAX_PER_SECOND', 10, 1, 35),
+      receiptTimeoutMs: int('REBALANCE_RECEIPT_TIMEOUT_MS', 120_000, 100, 3_600_000),
+      mintWaitMs: int('REBALANCE_MINT_WAIT_MS', 10_000, 0, 60_000),
+      faultCrash: production ? null : faultCrash(str('PURSER_FAULT_REBALANCE_CRASH'), problems),
+    },
     payments: {
       chainId: paymentsChainId,
       treasury: treasury as `0x${string}` | null,
@@ -619,6 +673,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       runWorkers: bool('RUN_WORKERS', true),
       pollIntervalMs: int('JOBS_POLL_INTERVAL_MS', 1000, 10, 60_000),
       concurrency: int('JOBS_CONCURRENCY', 4, 1, 64),
+      leaseMs: int('JOBS_LEASE_MS', 60_000, 1_000, 600_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -852,6 +907,73 @@ function isKey32(value: string): boolean {
 }
 
 /** A development config for tests: embedded database, no devnet, quiet logs. */
+/** `PURSER_FAULT_REBALANCE_CRASH`: where a development process kills itself (crash tests). */
+function faultCrash(raw: string | undefined, problems: string[]): CctpConfig['faultCrash'] {
+  if (raw === undefined || raw === '') return null;
+  if (raw === 'after_burn_broadcast' || raw === 'after_attestation') return raw;
+  problems.push('PURSER_FAULT_REBALANCE_CRASH must be after_burn_broadcast or after_attestation');
+  return null;
+}
+
+/**
+ * `CCTP_CONTRACTS`: a JSON object of chain id → `{"domain", "token_messenger",
+ * "message_transmitter"}`, replacing the defaults (Circle's V2 contracts on Base and Polygon).
+ */
+export function parseCctpContracts(raw: string | undefined, problems: string[]): Record<number, CctpChain> {
+  const defaults: Record<number, CctpChain> = {};
+  for (const [chain, domain] of Object.entries(CCTP_DOMAINS)) {
+    defaults[Number(chain)] = { domain, ...CIRCLE_CCTP_V2 };
+  }
+  if (raw === undefined) return defaults;
+  const fail = (why: string) => {
+    problems.push(
+      `CCTP_CONTRACTS must be a JSON object of chain id → {"domain", "token_messenger", "message_transmitter"}: ${why}`,
+    );
+    return defaults;
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return fail('not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return fail('not an object');
+  const chains: Record<number, CctpChain> = {};
+  const address = /^0x[0-9a-fA-F]{40}$/;
+  for (const [chain, entry] of Object.entries(parsed as Record<string, unknown>)) {
+    const chainId = Number(chain);
+    if (!SUPPORTED_CHAINS.includes(chainId)) return fail(`${chain} is not a supported chain id`);
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      return fail(`chain ${chain} must be an object`);
+    }
+    const e = entry as Record<string, unknown>;
+    const unknown = Object.keys(e).filter(
+      (k) => !['domain', 'token_messenger', 'message_transmitter'].includes(k),
+    );
+    if (unknown.length > 0) return fail(`chain ${chain} has unknown fields ${unknown.join(', ')}`);
+    if (
+      typeof e.domain !== 'number' ||
+      !Number.isInteger(e.domain) ||
+      e.domain < 0 ||
+      e.domain > 0xffffffff
+    ) {
+      return fail(`chain ${chain} needs "domain", a CCTP domain id`);
+    }
+    if (typeof e.token_messenger !== 'string' || !address.test(e.token_messenger)) {
+      return fail(`chain ${chain} needs "token_messenger", an address`);
+    }
+    if (typeof e.message_transmitter !== 'string' || !address.test(e.message_transmitter)) {
+      return fail(`chain ${chain} needs "message_transmitter", an address`);
+    }
+    chains[chainId] = {
+      domain: e.domain,
+      tokenMessenger: e.token_messenger as `0x${string}`,
+      messageTransmitter: e.message_transmitter as `0x${string}`,
+    };
+  }
+  return chains;
+}
+
 export function testConfig(overrides: Partial<Config> = {}): Config {
   const base = loadConfig({
     PURSER_ENV: 'development',

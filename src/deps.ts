@@ -2,6 +2,7 @@
 // from any mix of real and sandbox parts.
 
 import type { FastifyBaseLogger } from 'fastify';
+import type { AttestationPort } from './adapters/attestation/port.ts';
 import type { BundlerPort } from './adapters/bundler/port.ts';
 import type { ChainPort } from './adapters/chain/port.ts';
 import type { VenueAdapter } from './adapters/venues/index.ts';
@@ -43,6 +44,11 @@ export interface AppDeps {
    * refresh timer; absent: no price reference is configured.
    */
   prices?: PriceReferences;
+  /**
+   * Circle's CCTP attestation service (Iris; the devnet's in development). Absent: rebalances
+   * cannot complete (503).
+   */
+  attestation?: AttestationPort;
   /** The conversion venues (docs/venues.md); absent: none, so nothing can be quoted. */
   venues?: VenueAdapter[];
   /** The running devnet, in development only; the faucet uses it. */

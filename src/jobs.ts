@@ -24,6 +24,12 @@ import {
 import { EXECUTE_JOB } from './modules/intents/index.ts';
 import { expireHolds } from './modules/ledger/index.ts';
 import { reconcileStaleSettlements } from './modules/payments/index.ts';
+import {
+  BURN_JOB,
+  completePendingRebalances,
+  rebalanceRunDeps,
+  runBurn,
+} from './modules/rebalances/index.ts';
 import { expireReservations } from './modules/policies/index.ts';
 import { settlementEffects } from './settlement-effects.ts';
 
@@ -43,9 +49,38 @@ function executorDeps(deps: AppDeps): RunDeps | null {
   };
 }
 
+/** How long the burn job waits before looking again at a burn whose receipts did not come. */
+const BURN_RECHECK_MS = 30_000;
+
 export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
   const executor = executorDeps(deps);
+  const rebalances = rebalanceRunDeps(deps);
   return {
+    // A planned rebalance's burn (docs/rebalances.md): signed, recorded, sent, then booked once its
+    // receipts are in; a burn still unconfirmed is looked at again (and by the hourly job).
+    [BURN_JOB]: async (job) => {
+      const id = (job.payload as { rebalance_id?: unknown } | null)?.rebalance_id;
+      if (typeof id !== 'string') return;
+      if (!rebalances) throw new Error('rebalances need a chain port and an attestation service');
+      const step = await runBurn(rebalances, id);
+      if (step.state === 'waiting') {
+        const runAt = new Date(deps.clock.now().getTime() + BURN_RECHECK_MS);
+        await enqueueJob(deps.db, deps.clock, {
+          name: BURN_JOB,
+          payload: { rebalance_id: id },
+          runAt,
+          singletonKey: `${id}:${runAt.getTime()}`,
+        });
+      }
+    },
+    // Spec: an hourly job completes every rebalance awaiting attestation (and moves on what a
+    // crash left behind).
+    'rebalances.complete': async () => {
+      if (!rebalances) return;
+      const done = await completePendingRebalances(rebalances);
+      if (done.minted + done.moved + done.failed > 0)
+        deps.log.info(done, 'rebalances completed by the hourly job');
+    },
     // One step of an intent's run (docs/executor.md); the next step is a new job, so no worker
     // sleeps between slices. A step that keeps failing ends the intent EXECUTION_ERROR.
     [EXECUTE_JOB]: async (job, ctx) => {
@@ -169,6 +204,7 @@ export const jobSchedules: JobSchedule[] = [
     everySeconds: 3600,
     jobName: 'housekeeping.payment_challenges',
   },
+  { name: 'rebalances.complete', everySeconds: 3600, jobName: 'rebalances.complete' },
   { name: 'reservations.expire', everySeconds: 60, jobName: 'reservations.expire' },
   { name: 'executor.reconcile', everySeconds: 60, jobName: 'executor.reconcile' },
   { name: 'delegations.expire', everySeconds: 60, jobName: 'delegations.expire' },

@@ -16,6 +16,7 @@ import { keysRoutes } from './modules/keys/routes.ts';
 import { opsRoutes } from './modules/ops/routes.ts';
 import { policiesRoutes } from './modules/policies/routes.ts';
 import { quotesRoutes } from './modules/quotes/index.ts';
+import { rebalancesRoutes } from './modules/rebalances/index.ts';
 import { registryRoutes } from './modules/registry/routes.ts';
 import { screeningRoutes } from './modules/screening/routes.ts';
 import { statementsRoutes } from './modules/statements/index.ts';
@@ -40,6 +41,7 @@ export const routeTable: RouteDefinition[] = [
   ...autoTopupRoutes,
   ...delegationsRoutes,
   ...intentsRoutes,
+  ...rebalancesRoutes,
   ...webhooksRoutes,
   ...statementsRoutes,
   ...accountRoutes,

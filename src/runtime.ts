@@ -1,6 +1,7 @@
 // Starting and stopping the whole service: database, migrations, devnet, API and workers.
 
 import type { Logger } from 'pino';
+import { createIrisAdapter } from './adapters/attestation/iris.ts';
 import { createJsonRpcBundler } from './adapters/bundler/json-rpc.ts';
 import { createViemChainPort } from './adapters/chain/viem.ts';
 import { createVenueAdapters, settlingVenues } from './adapters/venues/index.ts';
@@ -20,6 +21,7 @@ import {
   startDevnet,
   type DevnetInfo,
 } from './devnet/devnet.ts';
+import { withDevnetCctp } from './devnet/cctp-config.ts';
 import { withDevnetKernelModules } from './devnet/kernel-accounts.ts';
 import { checkDevnetState, devnetStateDir, markDevnetRunning, markDevnetStopped } from './devnet/state.ts';
 import { prepareDevOperatorToken, publishDevOperatorAccess } from './cli/dev-operator.ts';
@@ -106,6 +108,8 @@ export async function startService(
         config.kernel.configuredChains,
         devnet,
       );
+      // Rebalances burn and mint on the devnet's CCTP contracts, attested by its attestation service.
+      config.cctp = withDevnetCctp(config.cctp, devnet);
     }
 
     const credentials = await startCredentialCache(handle);
@@ -148,6 +152,12 @@ export async function startService(
       tokenRegistry,
       prices,
       venues,
+      attestation: createIrisAdapter({
+        baseUrl: config.cctp.attestationUrl,
+        clock,
+        timeoutMs: config.cctp.attestationTimeoutMs,
+        maxPerSecond: config.cctp.attestationMaxPerSecond,
+      }),
       // Signing time for a bucket is real time (S3 refuses skewed signatures), not the service clock.
       objectStore: createObjectStore(config.statements),
       ...(devnet ? { devnet } : {}),
@@ -162,6 +172,7 @@ export async function startService(
         schedules: jobSchedules,
         concurrency: config.jobs.concurrency,
         pollIntervalMs: config.jobs.pollIntervalMs,
+        leaseMs: config.jobs.leaseMs,
       });
       await worker.start();
       // Stopped after the API has drained (stops run in reverse), releasing what it still holds.

@@ -157,7 +157,11 @@ describe('the guard on every registered bearer route', () => {
       const res = await t.app.fastify.inject(requestFor(route, randomAddress(), bearer(key.token)));
       const body = expectErrorBody(res, 403, 'FORBIDDEN');
       expect(body.message, `${route.method} ${route.url}`).toMatch(
-        route.wallet ? /outside this API key's wallet pin/ : /only wallet-bearing routes/,
+        route.class === 'executor'
+          ? /only the treasury executor/i
+          : route.wallet
+            ? /outside this API key's wallet pin/
+            : /only wallet-bearing routes/,
       );
     }
   });

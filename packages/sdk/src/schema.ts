@@ -630,6 +630,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rebalances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the executor's USDC to another chain over CCTP V2 (treasury executor only)
+         * @description The caller must be signed in as the treasury executor (403 before anything else). Checked in order, in one transaction: an executor key is configured (503), the chains are CCTP chains of this deployment and differ, and the amount is more than 0 and at most 10^15 base units (400 naming the field), the execution switches (403 EXECUTION_DISABLED), the executor wallet's policy (404), its `rebalance` section (422 POLICY_VIOLATION naming the rule: enabled, corridors, min_transfer_usd, max_transfer_usd, daily_cap_usd, counted exactly under concurrency). Then the rebalance is planned (`rebalance.planned`) and a job signs and sends the burn (approve and depositForBurn). Complete it with POST /v1/rebalances/{id}/complete once its phase is awaiting_attestation; an hourly job does the same for every rebalance nobody completed.
+         */
+        post: operations["createRebalance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rebalances/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for the burn's attestation and, once it is ready, mint on the destination
+         * @description For a rebalance awaiting attestation: asks Circle's attestation service. Ready: the executor sends receiveMessage on the destination chain, waits a few seconds for it, and the answer is 200 with the rebalance minted (status filled), or still mint_submitted if the chain is slow (a job finishes it). Not ready: 202 with the rebalance and Retry-After. Any other phase: 409. A message whose nonce the destination has used already is recorded as minted, never sent twice. Safe to repeat; takes no Idempotency-Key.
+         */
+        post: operations["completeRebalance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rebalances/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One rebalance (treasury executor only) */
+        get: operations["getRebalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1220,6 +1277,12 @@ export interface components {
                     min_transfer_usd?: string;
                     /** @description Largest rebalance transfer (USD decimal string) */
                     max_transfer_usd?: string;
+                    /** @description Cap on the sum of one UTC day of rebalances that did not end aborted or cancelled (USD decimal string) */
+                    daily_cap_usd?: string;
+                    /** @description Fast transfers: the most Circle may keep as its fee, in basis points of the amount */
+                    max_fee_bps?: number;
+                    /** @description standard: minted once the burn is finalized (no fee); fast: once confirmed, for a fee */
+                    finality?: "standard" | "fast";
                 };
             };
             /** @description Sections (`spend`) and fields (`spend.daily_usd`) filled from the platform defaults */
@@ -1469,6 +1532,52 @@ export interface components {
             /** @description The executor's account of the run ({} until it starts): `plan` (venue, slice amounts, interval, impact), `slices` (each settled slice: venue, state, amounts from its logs, quoted and minimum, venue fee, price against the reference, UserOperation and transaction hashes, gas, timings), `totals` (sold, bought, gas, average price, the USD value filled once ended) and `continuations`. See docs/executor.md. */
             report: {
                 [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** Rebalance */
+        Rebalance: {
+            id: string;
+            from_chain_id: number;
+            to_chain_id: number;
+            amount: string;
+            status: "planned" | "executing" | "filled" | "cancelled" | "aborted";
+            /** @description burn_pending: admitted, the burn not signed yet; burn_submitted: approve and burn signed, recorded and sent; awaiting_attestation: the burn landed (USDC in transit); mint_submitted: receiveMessage sent on the destination; minted: it landed (status filled). An ended rebalance keeps the phase it reached. */
+            phase: "burn_pending" | "burn_submitted" | "awaiting_attestation" | "mint_submitted" | "minted" | null;
+            burn_tx: string | null;
+            mint_tx: string | null;
+            /** @description The policy's rebalance.finality when it was admitted. */
+            finality: "fast" | "standard";
+            /** @description The most Circle may keep (USDC base units): 0 for standard transfers. */
+            max_fee: string;
+            policy_version: number;
+            policy_hash: string;
+            /** @description fee: what Circle kept; minted: what reached the wallet; gas_wei: native gas the executor paid, per chain; attestation: the last answer that was not ready; abort / cancel: why it ended without moving value. */
+            report: {
+                fee?: string;
+                minted?: string;
+                gas_wei?: {
+                    [key: string]: string;
+                };
+                attestation?: {
+                    status: string;
+                    checked_at: string;
+                };
+                abort?: {
+                    reason: string;
+                    detail: string;
+                };
+                cancel?: {
+                    reason: string;
+                    detail: string;
+                };
+                mint_failures?: {
+                    tx: string;
+                    at: string;
+                }[];
             };
             /** Format: date-time */
             created_at: string;
@@ -4761,6 +4870,12 @@ export interface operations {
                         min_transfer_usd?: string;
                         /** @description Largest rebalance transfer (USD decimal string) */
                         max_transfer_usd?: string;
+                        /** @description Cap on the sum of one UTC day of rebalances that did not end aborted or cancelled (USD decimal string) */
+                        daily_cap_usd?: string;
+                        /** @description Fast transfers: the most Circle may keep as its fee, in basis points of the amount */
+                        max_fee_bps?: number;
+                        /** @description standard: minted once the burn is finalized (no fee); fast: once confirmed, for a fee */
+                        finality?: "standard" | "fast";
                     };
                 };
             };
@@ -5153,6 +5268,12 @@ export interface operations {
                                 min_transfer_usd?: string;
                                 /** @description Largest rebalance transfer (USD decimal string) */
                                 max_transfer_usd?: string;
+                                /** @description Cap on the sum of one UTC day of rebalances that did not end aborted or cancelled (USD decimal string) */
+                                daily_cap_usd?: string;
+                                /** @description Fast transfers: the most Circle may keep as its fee, in basis points of the amount */
+                                max_fee_bps?: number;
+                                /** @description standard: minted once the burn is finalized (no fee); fast: once confirmed, for a fee */
+                                finality?: "standard" | "fast";
                             };
                         };
                     };
@@ -8715,6 +8836,520 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
                         code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    createRebalance: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per logical request (1 to 255 printable ASCII characters; a UUID is ideal). A retry with the same key and payload replays the first answer instead of repeating the work; kept 7 days. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "from_chain_id": 8453,
+                 *       "to_chain_id": 137,
+                 *       "amount": "1000000000"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The chain whose USDC is burned (8453 or 137 by default). */
+                    from_chain_id: number;
+                    /** @description The chain where it is minted; not the same chain. */
+                    to_chain_id: number;
+                    /** @description USDC base units (6 decimals) to burn: a decimal integer, more than 0, at most 10^15. */
+                    amount: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The rebalance, planned; its burn is on its way. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "4b1e9c70-2d8a-4f63-a5c1-7e90d3b28f14",
+                     *       "from_chain_id": 8453,
+                     *       "to_chain_id": 137,
+                     *       "amount": "1000000000",
+                     *       "finality": "standard",
+                     *       "max_fee": "0",
+                     *       "policy_version": 2,
+                     *       "policy_hash": "c3a91f0d6e2b4875a1f9c0d3e6b28a74f51d9c02e8b7a6f4d3c1b0a9e8f7d6c5",
+                     *       "created_at": "2026-11-26T09:00:00.000Z",
+                     *       "status": "planned",
+                     *       "phase": "burn_pending",
+                     *       "burn_tx": null,
+                     *       "mint_tx": null,
+                     *       "report": {},
+                     *       "updated_at": "2026-11-26T09:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Rebalance"];
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation; a chain is not a CCTP chain of this deployment, both chains are the same, or the amount is 0 or too large. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description EXECUTION_DISABLED: execution is switched off for the environment, the account or the wallet. FORBIDDEN: the caller is not signed in as the treasury executor. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "EXECUTION_DISABLED" | "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the executor's wallet has no policy. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the size limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different payload. POLICY_VIOLATION: the executor wallet's rebalance section refuses it (enabled, corridors, amounts, daily cap); names the rule. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT" | "POLICY_VIOLATION";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; no executor key is configured. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    completeRebalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4b1e9c70-2d8a-4f63-a5c1-7e90d3b28f14 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The mint was submitted: the rebalance, minted (filled) or mint_submitted. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "4b1e9c70-2d8a-4f63-a5c1-7e90d3b28f14",
+                     *       "from_chain_id": 8453,
+                     *       "to_chain_id": 137,
+                     *       "amount": "1000000000",
+                     *       "finality": "standard",
+                     *       "max_fee": "0",
+                     *       "policy_version": 2,
+                     *       "policy_hash": "c3a91f0d6e2b4875a1f9c0d3e6b28a74f51d9c02e8b7a6f4d3c1b0a9e8f7d6c5",
+                     *       "created_at": "2026-11-26T09:00:00.000Z",
+                     *       "status": "filled",
+                     *       "phase": "minted",
+                     *       "burn_tx": "0x5e0c9b1f7a3d2e4c6b8a0f1e3d5c7b9a2e4f6c8d0b1a3e5f7c9d2b4a6e8f0c1d",
+                     *       "mint_tx": "0x9a2c4e6f8b0d1f3a5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a",
+                     *       "report": {
+                     *         "fee": "0",
+                     *         "minted": "1000000000",
+                     *         "gas_wei": {
+                     *           "137": "2561902000000000",
+                     *           "8453": "184203000000"
+                     *         }
+                     *       },
+                     *       "updated_at": "2026-11-26T09:20:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Rebalance"];
+                };
+            };
+            /** @description The attestation is not ready: the rebalance, unchanged; retry after Retry-After seconds. */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rebalance"];
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the caller is not signed in as the treasury executor. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account has no rebalance with this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT: the rebalance is not awaiting attestation (its burn has not landed, or it ended). */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CONFLICT";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the attestation service or a chain is not reachable, or not configured here. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    getRebalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 4b1e9c70-2d8a-4f63-a5c1-7e90d3b28f14 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rebalance, with its phase and report so far. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "4b1e9c70-2d8a-4f63-a5c1-7e90d3b28f14",
+                     *       "from_chain_id": 8453,
+                     *       "to_chain_id": 137,
+                     *       "amount": "1000000000",
+                     *       "finality": "standard",
+                     *       "max_fee": "0",
+                     *       "policy_version": 2,
+                     *       "policy_hash": "c3a91f0d6e2b4875a1f9c0d3e6b28a74f51d9c02e8b7a6f4d3c1b0a9e8f7d6c5",
+                     *       "created_at": "2026-11-26T09:00:00.000Z",
+                     *       "status": "executing",
+                     *       "phase": "awaiting_attestation",
+                     *       "burn_tx": "0x5e0c9b1f7a3d2e4c6b8a0f1e3d5c7b9a2e4f6c8d0b1a3e5f7c9d2b4a6e8f0c1d",
+                     *       "mint_tx": null,
+                     *       "report": {
+                     *         "gas_wei": {
+                     *           "8453": "184203000000"
+                     *         },
+                     *         "attestation": {
+                     *           "status": "pending_confirmations",
+                     *           "checked_at": "2026-11-26T09:01:00.000Z"
+                     *         }
+                     *       },
+                     *       "updated_at": "2026-11-26T09:01:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Rebalance"];
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the caller is not signed in as the treasury executor. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account has no rebalance with this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
                     };
                 };
             };

@@ -125,4 +125,16 @@ export interface ChainPort {
   relayerAddress(): Address | null;
   /** Signs and sends a transaction from the relayer key. Throws NoRelayerError without one. */
   sendTransaction(chainId: number, tx: TxRequest): Promise<Hex>;
+
+  /** Transactions of `address` on the chain: mined (`latest`) or including the mempool (`pending`). */
+  transactionCount(chainId: number, address: Address, blockTag: 'latest' | 'pending'): Promise<number>;
+  /** Fee caps for an EIP-1559 transaction sent now (the chain's estimate). */
+  feesPerGas(chainId: number): Promise<FeesPerGas>;
+  /** Broadcasts a transaction signed elsewhere (the executor's); returns its hash. */
+  sendRawTransaction(chainId: number, raw: Hex): Promise<Hex>;
+}
+
+export interface FeesPerGas {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
 }

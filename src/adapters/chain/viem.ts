@@ -25,6 +25,7 @@ import {
   type ChainClient,
   type ChainPort,
   type Erc20Metadata,
+  type FeesPerGas,
   type SignatureCheck,
   type TokenDomain,
   type TxReceipt,
@@ -237,5 +238,14 @@ export function createViemChainPort(options: ViemChainPortOptions): ChainPort {
         ...(tx.gas === undefined ? {} : { gas: tx.gas }),
       });
     },
+
+    transactionCount: async (chainId, address, blockTag) =>
+      client(chainId).getTransactionCount({ address, blockTag }),
+    async feesPerGas(chainId): Promise<FeesPerGas> {
+      const fees = await client(chainId).estimateFeesPerGas({ type: 'eip1559' });
+      return { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
+    },
+    sendRawTransaction: async (chainId, raw) =>
+      client(chainId).sendRawTransaction({ serializedTransaction: raw }),
   };
 }

@@ -110,6 +110,15 @@ const FIELDS = {
     ),
     min_transfer_usd: usd('Smallest rebalance transfer'),
     max_transfer_usd: usd('Largest rebalance transfer'),
+    daily_cap_usd: usd('Cap on the sum of one UTC day of rebalances that did not end aborted or cancelled'),
+    max_fee_bps: Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      description: 'Fast transfers: the most Circle may keep as its fee, in basis points of the amount',
+    }),
+    finality: Type.Union([Type.Literal('standard'), Type.Literal('fast')], {
+      description: 'standard: minted once the burn is finalized (no fee); fast: once confirmed, for a fee',
+    }),
   },
 } as const;
 
@@ -210,7 +219,15 @@ export function platformDefaults(registry: TokenRegistry, chainId: PolicyChainId
       max_order_usd: '25',
       max_exposure_usd: '250',
     },
-    rebalance: { enabled: false, corridors: [], min_transfer_usd: '10', max_transfer_usd: '10000' },
+    rebalance: {
+      enabled: false,
+      corridors: [],
+      min_transfer_usd: '10',
+      max_transfer_usd: '10000',
+      daily_cap_usd: '50000',
+      max_fee_bps: 5,
+      finality: 'standard',
+    },
   };
 }
 
@@ -273,9 +290,10 @@ export function documentProblems(doc: PolicyDocument, registry: TokenRegistry): 
   if (!chain) return [`chain_id ${doc.chain_id} is not served by this deployment`];
   for (const [name, fields] of Object.entries(FIELDS)) {
     const values = (doc as unknown as Record<string, Record<string, unknown>>)[name] ?? {};
-    for (const field of Object.keys(fields)) {
+    for (const [field, schema] of Object.entries(fields)) {
       const v = values[field];
-      if (typeof v === 'string' && parseUsd(v) === null) {
+      const isUsd = (schema as { pattern?: string }).pattern === USD_PATTERN;
+      if (isUsd && typeof v === 'string' && parseUsd(v) === null) {
         problems.push(`${name}.${field} must be a USD amount of at most ${MAX_USD_MICRO / 1_000_000n}`);
       }
     }
@@ -311,6 +329,12 @@ export function documentProblems(doc: PolicyDocument, registry: TokenRegistry): 
     doc.rebalance.max_transfer_usd,
     'rebalance.min_transfer_usd',
     'rebalance.max_transfer_usd',
+  );
+  ordered(
+    doc.rebalance.max_transfer_usd,
+    doc.rebalance.daily_cap_usd,
+    'rebalance.max_transfer_usd',
+    'rebalance.daily_cap_usd',
   );
   ordered(doc.spend.per_tx_usd, doc.spend.daily_usd, 'spend.per_tx_usd', 'spend.daily_usd');
   const corridors = new Set<string>();

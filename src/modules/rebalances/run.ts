@@ -1,0 +1,590 @@
+// Running a rebalance: the burn (approve + depositForBurn, signed by the executor key, recorded
+// before broadcast), the attestation and the mint (receiveMessage on the destination), each step
+// re-entrant after a crash: it reads what was recorded and what the chains say, and carries on
+// from there. docs/rebalances.md has the phases.
+
+import { getAddress, parseEventLogs, type Address, type Hex } from 'viem';
+import type { AttestationPort } from '../../adapters/attestation/port.ts';
+import type { ChainPort } from '../../adapters/chain/port.ts';
+import type { CctpChain, Config } from '../../config.ts';
+import type { Clock } from '../../core/clock.ts';
+import { withTransaction, type Db } from '../../core/db/database.ts';
+import { AppError } from '../../core/errors/app-error.ts';
+import { emitEvent } from '../events/index.ts';
+import { postGroup } from '../ledger/index.ts';
+import type { TokenRegistry } from '../registry/index.ts';
+import { assertExecutionEnabled } from '../switches/index.ts';
+import {
+  approveCall,
+  decodeMessage,
+  depositForBurnCall,
+  messageSentIn,
+  messageTransmitterAbi,
+  mintIn,
+  receiveMessageCall,
+} from './cctp.ts';
+import { burnEntries, gasOnlyEntries, mintEntries, type BridgeLeg } from './ledger.ts';
+import { toRebalance, type Rebalance } from './service.ts';
+import {
+  findRebalance,
+  openRebalances,
+  rebalanceTxs,
+  updateRebalance,
+  type RebalancePhase,
+  type RebalanceReport,
+  type RebalanceRow,
+  type SignedTx,
+} from './store.ts';
+import {
+  broadcast,
+  executorAccount,
+  gasWeiOf,
+  readChainState,
+  settle,
+  signAndRecord,
+  type Settled,
+} from './transactions.ts';
+
+export interface RebalanceLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface RebalanceRunDeps {
+  config: Config;
+  clock: Clock;
+  db: Db;
+  chain: ChainPort;
+  registry: TokenRegistry;
+  attestation: AttestationPort;
+  log: RebalanceLog;
+}
+
+/** Gas limits: generous (only what is used is paid); the burn cannot be estimated before its approve lands. */
+const GAS = { approve: 120_000n, burn: 400_000n, mint: 500_000n } as const;
+/** How far back the destination's logs are searched for a mint someone else sent. */
+const MINT_LOOKBACK_BLOCKS = 50_000n;
+
+function cctpOf(config: Config, chainId: number): CctpChain {
+  const c = config.cctp.chains[chainId];
+  if (!c) throw new Error(`chain ${chainId} has no CCTP contracts configured`);
+  return c;
+}
+
+function usdcOf(registry: TokenRegistry, chainId: number): Address {
+  const t = registry.findToken(chainId, 'USDC');
+  if (!t) throw new Error(`the registry has no USDC on chain ${chainId}`);
+  return getAddress(t.address);
+}
+
+function legOf(deps: RebalanceRunDeps, row: RebalanceRow): BridgeLeg {
+  return {
+    fromChainId: row.from_chain_id,
+    toChainId: row.to_chain_id,
+    wallet: row.wallet,
+    fromUsdc: usdcOf(deps.registry, row.from_chain_id).toLowerCase(),
+    toUsdc: usdcOf(deps.registry, row.to_chain_id).toLowerCase(),
+  };
+}
+
+function signer(config: Config) {
+  if (!config.executorPrivateKey) throw new Error('no executor key is configured');
+  return executorAccount(config.executorPrivateKey);
+}
+
+const crash = (deps: RebalanceRunDeps, at: NonNullable<Config['cctp']['faultCrash']>) => {
+  // Fault injection for the crash tests (never in production): die right here.
+  if (deps.config.cctp.faultCrash === at) process.kill(process.pid, 'SIGKILL');
+};
+
+async function reload(deps: RebalanceRunDeps, id: string): Promise<RebalanceRow> {
+  const row = await findRebalance(deps.db, id, null);
+  if (!row) throw new Error(`rebalance ${id} vanished`);
+  return row;
+}
+
+/** Ends a rebalance that moved nothing (`aborted` with a reason, or `cancelled`), with its event. */
+async function end(
+  deps: RebalanceRunDeps,
+  row: RebalanceRow,
+  how: 'aborted' | 'cancelled',
+  reason: string,
+  detail: string,
+  gas?: { chainId: number; wei: bigint },
+): Promise<void> {
+  const report: RebalanceReport = {
+    ...row.report,
+    ...(how === 'aborted' ? { abort: { reason, detail } } : { cancel: { reason, detail } }),
+    ...(gas && gas.wei > 0n ? { gas_wei: { ...row.report.gas_wei, [gas.chainId]: gas.wei.toString() } } : {}),
+  };
+  await withTransaction(deps.db, async (tx) => {
+    if (!(await updateRebalance(tx, row.id, row.phase, { status: how, report }, deps.clock.now()))) return;
+    if (gas && gas.wei > 0n) {
+      await postGroup(tx, deps.clock, {
+        settlementId: `rebalance:${row.id}:gas`,
+        accountId: row.account_id,
+        kind: 'gas',
+        policyHash: `sha256:${row.policy_hash}`,
+        entries: gasOnlyEntries(gas.chainId, row.wallet, gas.wei),
+        memo: { rebalance: row.id },
+      });
+    }
+    await emitEvent(tx, deps.clock, {
+      accountId: row.account_id,
+      kind: how === 'aborted' ? 'rebalance.aborted' : 'rebalance.cancelled',
+      subject: row.id,
+      payload: {
+        id: row.id,
+        from_chain_id: row.from_chain_id,
+        to_chain_id: row.to_chain_id,
+        amount: row.amount.toString(),
+        reason,
+        detail,
+      },
+    });
+  });
+  deps.log.info({ rebalance: row.id, how, reason }, 'rebalance ended without moving value');
+}
+
+export type BurnStep = { state: 'done' } | { state: 'waiting' };
+
+/**
+ * One run of the burn: signs and records approve + depositForBurn (from `burn_pending`), sends
+ * what is recorded, waits for the receipts and books the burn (`awaiting_attestation`). Re-entrant:
+ * after a crash it sends the recorded bytes again. `waiting` when the receipts did not come in time.
+ */
+export async function runBurn(deps: RebalanceRunDeps, id: string): Promise<BurnStep> {
+  let row = await reload(deps, id);
+  if (row.status !== 'planned' && row.status !== 'executing') return { state: 'done' };
+  if (row.phase === 'burn_pending') {
+    try {
+      await assertExecutionEnabled(
+        deps.db,
+        { accountId: row.account_id, wallet: row.wallet },
+        { fresh: true },
+      );
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'EXECUTION_DISABLED') throw err;
+      await end(deps, row, 'cancelled', 'EXECUTION_DISABLED', err.message);
+      return { state: 'done' };
+    }
+    const account = signer(deps.config);
+    const from = cctpOf(deps.config, row.from_chain_id);
+    const to = cctpOf(deps.config, row.to_chain_id);
+    const usdc = usdcOf(deps.registry, row.from_chain_id);
+    const state = await readChainState(deps.chain, row.from_chain_id, account.address);
+    const burn = depositForBurnCall({
+      amount: row.amount,
+      destinationDomain: to.domain,
+      mintRecipient: getAddress(row.wallet),
+      burnToken: usdc,
+      destinationCaller: account.address,
+      maxFee: row.max_fee,
+      finality: row.finality,
+    });
+    await withTransaction(deps.db, async (tx) => {
+      const locked = await findRebalance(tx, id, null, { lock: true });
+      if (locked?.phase !== 'burn_pending' || locked.status !== 'planned') return;
+      const signed = await signAndRecord(tx, deps.clock, account, row.from_chain_id, state, id, [
+        {
+          purpose: 'rebalance.approve',
+          to: usdc,
+          data: approveCall(from.tokenMessenger, row.amount),
+          gas: GAS.approve,
+        },
+        { purpose: 'rebalance.burn', to: from.tokenMessenger, data: burn, gas: GAS.burn },
+      ]);
+      await updateRebalance(
+        tx,
+        id,
+        'burn_pending',
+        { status: 'executing', phase: 'burn_submitted', burn_tx: signed[1]!.hash.toLowerCase() as Hex },
+        deps.clock.now(),
+      );
+    });
+    row = await reload(deps, id);
+  }
+  if (row.phase !== 'burn_submitted') return { state: 'done' };
+
+  const txs = (await rebalanceTxs(deps.db, id)).filter((t) => t.purpose !== 'rebalance.mint');
+  for (const t of txs) if (t.state === 'signed') await broadcast(deps.chain, t);
+  crash(deps, 'after_burn_broadcast');
+  const settled: Settled[] = [];
+  for (const t of txs) {
+    const s = await settle(deps.db, deps.chain, deps.clock, t, deps.config.cctp.receiptTimeoutMs);
+    if (!s) return { state: 'waiting' };
+    settled.push(s);
+  }
+  await recordBurn(deps, row, settled);
+  return { state: 'done' };
+}
+
+/** Books what the burn's transactions did: the burn (awaiting attestation), or an abort. */
+async function recordBurn(deps: RebalanceRunDeps, row: RebalanceRow, txs: Settled[]): Promise<void> {
+  const gasWei = txs.reduce((sum, t) => sum + gasWeiOf(t), 0n);
+  const burn = txs.find((t) => t.purpose === 'rebalance.burn');
+  const failed = txs.find((t) => t.state !== 'mined');
+  if (!burn || failed) {
+    const why = failed?.state === 'dropped' ? 'BURN_DROPPED' : 'BURN_REVERTED';
+    const detail =
+      failed?.state === 'dropped'
+        ? `the ${failed.purpose} transaction ${failed.hash} was never mined: its nonce was used by another transaction`
+        : `the ${failed?.purpose ?? 'burn'} transaction ${failed?.hash ?? ''} reverted; nothing left the wallet`;
+    await end(deps, row, 'aborted', why, detail, { chainId: row.from_chain_id, wei: gasWei });
+    return;
+  }
+  const receipt = await deps.chain.getReceipt(burn.chainId, burn.hash);
+  const message = receipt
+    ? messageSentIn(receipt.logs, cctpOf(deps.config, row.from_chain_id).messageTransmitter)
+    : null;
+  const leg = legOf(deps, row);
+  await withTransaction(deps.db, async (tx) => {
+    const report: RebalanceReport = { ...row.report, gas_wei: { [row.from_chain_id]: gasWei.toString() } };
+    const moved = await updateRebalance(
+      tx,
+      row.id,
+      'burn_submitted',
+      { phase: 'awaiting_attestation', report, ...(message ? { message } : {}) },
+      deps.clock.now(),
+    );
+    if (!moved) return;
+    await postGroup(tx, deps.clock, {
+      settlementId: `rebalance:${row.id}:burn`,
+      accountId: row.account_id,
+      kind: 'bridge.burn',
+      policyHash: `sha256:${row.policy_hash}`,
+      entries: burnEntries(leg, row.amount, gasWei),
+      memo: { rebalance: row.id, tx: burn.hash },
+    });
+    await emitEvent(tx, deps.clock, {
+      accountId: row.account_id,
+      kind: 'rebalance.burned',
+      subject: row.id,
+      payload: {
+        id: row.id,
+        from_chain_id: row.from_chain_id,
+        to_chain_id: row.to_chain_id,
+        amount: row.amount.toString(),
+        burn_tx: burn.hash,
+      },
+    });
+  });
+  deps.log.info({ rebalance: row.id, burn: burn.hash }, 'rebalance burned; awaiting attestation');
+}
+
+export type CompleteOutcome =
+  | { state: 'minted' | 'mint_submitted'; rebalance: Rebalance }
+  | { state: 'not_ready'; rebalance: Rebalance; retryAfterMs: number };
+
+function notAwaiting(row: RebalanceRow): AppError {
+  return new AppError(
+    'CONFLICT',
+    `Rebalance ${row.id} is not awaiting attestation (status ${row.status}, phase ${row.phase}).`,
+    {
+      remediation:
+        row.phase === 'burn_pending' || row.phase === 'burn_submitted'
+          ? 'The burn has not landed yet; read the rebalance again and complete it once its phase is awaiting_attestation.'
+          : 'Nothing is left to complete; read the rebalance for its outcome.',
+      next: [{ method: 'GET', path: `/v1/rebalances/${row.id}`, why: 'the rebalance as it is now' }],
+    },
+  );
+}
+
+/**
+ * POST /v1/rebalances/{id}/complete, and the hourly job: asks for the burn's attestation and, once
+ * it is ready, submits the mint (`receiveMessage`, signed by the executor) and waits up to
+ * `waitMs` for it. A message whose nonce is used on the destination already is recorded as minted
+ * without sending anything. Throws CONFLICT (409) when the rebalance is not awaiting attestation.
+ */
+export async function completeRebalance(
+  deps: RebalanceRunDeps,
+  id: string,
+  accountId: string | null,
+  waitMs: number,
+): Promise<CompleteOutcome> {
+  const row = await findRebalance(deps.db, id, accountId);
+  if (!row) throw new AppError('NOT_FOUND', `No rebalance ${id} on this account.`);
+  if (row.phase !== 'awaiting_attestation' || row.status !== 'executing' || !row.burn_tx)
+    throw notAwaiting(row);
+  const from = cctpOf(deps.config, row.from_chain_id);
+  const to = cctpOf(deps.config, row.to_chain_id);
+  const lookup = await deps.attestation.lookup(from.domain, row.burn_tx);
+  if (!lookup.ready) {
+    const report: RebalanceReport = {
+      ...row.report,
+      attestation: { status: lookup.status ?? lookup.why, checked_at: deps.clock.now().toISOString() },
+    };
+    await updateRebalance(deps.db, id, 'awaiting_attestation', { report }, deps.clock.now());
+    return {
+      state: 'not_ready',
+      rebalance: toRebalance(await reload(deps, id)),
+      retryAfterMs: lookup.retryAfterMs,
+    };
+  }
+  crash(deps, 'after_attestation');
+  const decoded = decodeMessage(lookup.message);
+  if (
+    decoded.sourceDomain !== from.domain ||
+    decoded.destinationDomain !== to.domain ||
+    decoded.burn.amount !== row.amount ||
+    getAddress(decoded.burn.mintRecipient) !== getAddress(row.wallet)
+  ) {
+    throw new Error(`the attested message of rebalance ${id} does not match its burn`);
+  }
+  if (await nonceUsed(deps, to, decoded.nonce, row.to_chain_id)) {
+    await recordMintedElsewhere(deps, row, lookup.message, decoded.nonce);
+    const done = await reload(deps, id);
+    return { state: done.phase === 'minted' ? 'minted' : 'mint_submitted', rebalance: toRebalance(done) };
+  }
+  const account = signer(deps.config);
+  const state = await readChainState(deps.chain, row.to_chain_id, account.address);
+  const recorded: { mint: SignedTx | null } = { mint: null };
+  await withTransaction(deps.db, async (tx) => {
+    const locked = await findRebalance(tx, id, null, { lock: true });
+    if (locked?.phase !== 'awaiting_attestation') return;
+    [recorded.mint = null] = await signAndRecord(tx, deps.clock, account, row.to_chain_id, state, id, [
+      {
+        purpose: 'rebalance.mint',
+        to: to.messageTransmitter,
+        data: receiveMessageCall(lookup.message, lookup.attestation),
+        gas: GAS.mint,
+      },
+    ]);
+    await updateRebalance(
+      tx,
+      id,
+      'awaiting_attestation',
+      {
+        phase: 'mint_submitted',
+        mint_tx: recorded.mint!.hash.toLowerCase() as Hex,
+        message: lookup.message,
+        message_nonce: decoded.nonce.toLowerCase() as Hex,
+      },
+      deps.clock.now(),
+    );
+  });
+  if (!recorded.mint) throw notAwaiting(await reload(deps, id));
+  await broadcast(deps.chain, recorded.mint);
+  await settleMint(deps, id, waitMs);
+  const done = await reload(deps, id);
+  return { state: done.phase === 'minted' ? 'minted' : 'mint_submitted', rebalance: toRebalance(done) };
+}
+
+async function nonceUsed(
+  deps: RebalanceRunDeps,
+  to: CctpChain,
+  nonce: Hex,
+  chainId: number,
+): Promise<boolean> {
+  const used = await deps.chain.publicClient(chainId).readContract({
+    address: to.messageTransmitter,
+    abi: messageTransmitterAbi,
+    functionName: 'usedNonces',
+    args: [nonce],
+  });
+  return used !== 0n;
+}
+
+/**
+ * From `mint_submitted`: sends the recorded mint again if it is not on chain, waits up to `waitMs`
+ * for its receipt and books it (`minted`). A reverted or dropped mint goes back to
+ * `awaiting_attestation` (the next completion asks again), unless the message's nonce is used:
+ * then it was minted, and is recorded so.
+ */
+export async function settleMint(deps: RebalanceRunDeps, id: string, waitMs: number): Promise<void> {
+  const row = await reload(deps, id);
+  if (row.phase !== 'mint_submitted' || row.status !== 'executing') return;
+  const mint = (await rebalanceTxs(deps.db, id)).filter((t) => t.purpose === 'rebalance.mint').at(-1);
+  if (!mint) throw new Error(`rebalance ${id} is mint_submitted without a recorded mint`);
+  if (mint.state === 'signed' && !(await deps.chain.getReceipt(mint.chainId, mint.hash))) {
+    await broadcast(deps.chain, mint);
+  }
+  const s = await settle(deps.db, deps.chain, deps.clock, mint, waitMs);
+  if (!s) return;
+  if (s.state === 'mined') {
+    await recordMint(deps, row, s.hash, gasWeiOf(s));
+    return;
+  }
+  const to = cctpOf(deps.config, row.to_chain_id);
+  if (row.message_nonce && (await nonceUsed(deps, to, row.message_nonce, row.to_chain_id))) {
+    await recordMintedElsewhere(deps, row, row.message!, row.message_nonce, gasWeiOf(s));
+    return;
+  }
+  const report: RebalanceReport = {
+    ...row.report,
+    mint_failures: [...(row.report.mint_failures ?? []), { tx: s.hash, at: deps.clock.now().toISOString() }],
+  };
+  await updateRebalance(
+    deps.db,
+    id,
+    'mint_submitted',
+    { phase: 'awaiting_attestation', report },
+    deps.clock.now(),
+  );
+  deps.log.warn(
+    { rebalance: id, mint: s.hash, state: s.state },
+    'mint did not land; the rebalance awaits attestation again',
+  );
+}
+
+/** Books a mint the executor's transaction `txHash` made, read from its receipt. */
+async function recordMint(
+  deps: RebalanceRunDeps,
+  row: RebalanceRow,
+  txHash: Hex,
+  gasWei: bigint,
+): Promise<void> {
+  const receipt = await deps.chain.getReceipt(row.to_chain_id, txHash);
+  const to = cctpOf(deps.config, row.to_chain_id);
+  const got = receipt ? mintIn(receipt.logs, to.tokenMessenger, getAddress(row.wallet)) : null;
+  const fee = got ? got.fee : row.message ? decodeMessage(row.message).burn.feeExecuted : 0n;
+  await bookMint(deps, row, txHash, fee, gasWei);
+}
+
+/**
+ * A message whose nonce is used on the destination: minted by an earlier attempt of ours whose
+ * record was lost, or by someone else. Found in the transmitter's `MessageReceived` logs when it
+ * can be; booked as minted, with nothing sent.
+ */
+async function recordMintedElsewhere(
+  deps: RebalanceRunDeps,
+  row: RebalanceRow,
+  message: Hex,
+  nonce: Hex,
+  ourGasWei = 0n,
+): Promise<void> {
+  const to = cctpOf(deps.config, row.to_chain_id);
+  const client = deps.chain.publicClient(row.to_chain_id);
+  const latest = await client.getBlockNumber();
+  const logs = await client.getLogs({
+    address: to.messageTransmitter,
+    event: messageTransmitterAbi.find((x) => x.type === 'event' && x.name === 'MessageReceived')!,
+    args: { nonce },
+    fromBlock: latest > MINT_LOOKBACK_BLOCKS ? latest - MINT_LOOKBACK_BLOCKS : 0n,
+    toBlock: latest,
+  });
+  const parsed = parseEventLogs({ abi: messageTransmitterAbi, eventName: 'MessageReceived', logs });
+  const txHash = (parsed[0]?.transactionHash ?? null) as Hex | null;
+  const fee = decodeMessage(message).burn.feeExecuted;
+  const ours = txHash
+    ? (await rebalanceTxs(deps.db, row.id)).find((t) => t.hash === txHash.toLowerCase())
+    : undefined;
+  let gasWei = ourGasWei;
+  if (ours && txHash) {
+    const s = await settle(deps.db, deps.chain, deps.clock, ours, 0);
+    gasWei = s ? gasWeiOf(s) : 0n;
+  }
+  await withTransaction(deps.db, async (tx) => {
+    await updateRebalance(
+      tx,
+      row.id,
+      row.phase,
+      {
+        message,
+        message_nonce: nonce.toLowerCase() as Hex,
+        ...(txHash ? { mint_tx: txHash.toLowerCase() as Hex } : {}),
+      },
+      deps.clock.now(),
+    );
+  });
+  const fresh = await reload(deps, row.id);
+  await bookMint(deps, fresh, txHash, fee, gasWei);
+}
+
+async function bookMint(
+  deps: RebalanceRunDeps,
+  row: RebalanceRow,
+  txHash: Hex | null,
+  fee: bigint,
+  gasWei: bigint,
+): Promise<void> {
+  const leg = legOf(deps, row);
+  const minted = row.amount - fee;
+  const report: RebalanceReport = {
+    ...row.report,
+    fee: fee.toString(),
+    minted: minted.toString(),
+    gas_wei: { ...row.report.gas_wei, ...(gasWei > 0n ? { [row.to_chain_id]: gasWei.toString() } : {}) },
+  };
+  await withTransaction(deps.db, async (tx) => {
+    const moved = await updateRebalance(
+      tx,
+      row.id,
+      row.phase as RebalancePhase,
+      {
+        status: 'filled',
+        phase: 'minted',
+        report,
+        ...(txHash ? { mint_tx: txHash.toLowerCase() as Hex } : {}),
+      },
+      deps.clock.now(),
+    );
+    if (!moved) return;
+    await postGroup(tx, deps.clock, {
+      settlementId: `rebalance:${row.id}:mint`,
+      accountId: row.account_id,
+      kind: 'bridge.mint',
+      policyHash: `sha256:${row.policy_hash}`,
+      entries: mintEntries(leg, row.amount, fee, gasWei),
+      memo: { rebalance: row.id, ...(txHash ? { tx: txHash } : {}) },
+    });
+    await emitEvent(tx, deps.clock, {
+      accountId: row.account_id,
+      kind: 'rebalance.minted',
+      subject: row.id,
+      payload: {
+        id: row.id,
+        from_chain_id: row.from_chain_id,
+        to_chain_id: row.to_chain_id,
+        amount: row.amount.toString(),
+        minted: minted.toString(),
+        fee: fee.toString(),
+        mint_tx: txHash,
+      },
+    });
+  });
+  deps.log.info({ rebalance: row.id, mint: txHash, minted: minted.toString() }, 'rebalance minted');
+}
+
+/**
+ * The hourly completion: every rebalance awaiting attestation is completed as the route does; and
+ * whatever a crash or an exhausted job left behind moves on (burns not sent or not settled, mints
+ * not settled). Returns what it did.
+ */
+export async function completePendingRebalances(
+  deps: RebalanceRunDeps,
+): Promise<{ minted: number; notReady: number; moved: number; failed: number }> {
+  const out = { minted: 0, notReady: 0, moved: 0, failed: 0 };
+  const now = deps.clock.now();
+  const quiet = new Date(now.getTime() - 60_000);
+  for (const row of await openRebalances(deps.db, ['burn_pending', 'burn_submitted'], quiet)) {
+    try {
+      await runBurn(deps, row.id);
+      out.moved++;
+    } catch (err) {
+      out.failed++;
+      deps.log.warn({ err, rebalance: row.id }, 'rebalance burn could not be moved on');
+    }
+  }
+  for (const row of await openRebalances(deps.db, ['mint_submitted'], quiet)) {
+    try {
+      await settleMint(deps, row.id, deps.config.cctp.receiptTimeoutMs);
+      out.moved++;
+    } catch (err) {
+      out.failed++;
+      deps.log.warn({ err, rebalance: row.id }, 'rebalance mint could not be settled');
+    }
+  }
+  for (const row of await openRebalances(deps.db, ['awaiting_attestation'], now, 500)) {
+    try {
+      const done = await completeRebalance(deps, row.id, null, deps.config.cctp.receiptTimeoutMs);
+      if (done.state === 'not_ready') out.notReady++;
+      else out.minted++;
+    } catch (err) {
+      out.failed++;
+      deps.log.warn({ err, rebalance: row.id }, 'rebalance could not be completed');
+    }
+  }
+  return out;
+}
