@@ -2,7 +2,8 @@
 // the devnet's CCTP V2 contracts and attestation service; what the chains hold, read back with
 // viem, matches the ledger and the statement. Refusals change nothing and reach no chain.
 
-import { erc20Abi, getAddress, type Address, type Hex } from 'viem';
+import fc from 'fast-check';
+import { createWalletClient, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -16,6 +17,10 @@ import { bearer, createAccountWithSession } from '../../../test/support/identity
 import { jobHandlers, jobSchedules } from '../../jobs.ts';
 import type { Job } from '../../core/jobs/index.ts';
 import { balanceOf, bridgeAccount, erc20Asset, walletAccount } from '../ledger/index.ts';
+import { createIrisAdapter } from '../../adapters/attestation/iris.ts';
+import { AttestationUnavailable } from '../../adapters/attestation/port.ts';
+import { systemClock } from '../../core/clock.ts';
+import { setSwitch } from '../switches/index.ts';
 import { messageTransmitterAbi } from './cctp.ts';
 import { rebalanceRunDeps, runBurn, type Rebalance } from './index.ts';
 
@@ -197,7 +202,6 @@ describe('a rebalance from Base to Polygon', () => {
       messages: { message: Hex; attestation: Hex; status: string }[];
     };
     expect(answer.messages[0]!.status).toBe('complete');
-    const { createWalletClient, http } = await import('viem');
     const wallet = createWalletClient({
       account: privateKeyToAccount(w.executor.privateKey),
       transport: http(devnet.chains[POLYGON]!.rpcUrl),
@@ -436,6 +440,186 @@ describe('bad input', () => {
   });
 });
 
-// Unused import guard for tree-shaking linters: getAddress and erc20Abi are used in helpers above.
-void getAddress;
-void erc20Abi;
+describe('completing under pressure', () => {
+  it('two completions at once mint once: the other is 409 or sees it minted', async () => {
+    const polygon0 = await held(w, POLYGON);
+    const r = await burned(w, BASE, POLYGON, 30n * USDC);
+    const answers = await Promise.all([complete(w, r.id), complete(w, r.id), complete(w, r.id)]);
+    const codes = answers.map((a) => a.statusCode);
+    expect(codes.filter((c) => c === 200).length).toBeGreaterThanOrEqual(1);
+    expect(codes.every((c) => c === 200 || c === 409)).toBe(true);
+    expect(await read(w, r.id)).toMatchObject({ status: 'filled', phase: 'minted' });
+    expect(await held(w, POLYGON)).toBe(polygon0 + 30n * USDC);
+    const mints = await w.t.db.db
+      .selectFrom('executor_transactions')
+      .select('hash')
+      .where('rebalance_id', '=', r.id)
+      .where('purpose', '=', 'rebalance.mint')
+      .execute();
+    expect(mints).toHaveLength(1);
+  });
+
+  it('an attestation service that fails is 503 and changes nothing; a held message stays 202', async () => {
+    const r = await burned(w, BASE, POLYGON, 20n * USDC);
+    w.iris.knobs.serverError = 503;
+    try {
+      const res = await complete(w, r.id);
+      expect(res.statusCode, res.body).toBe(503);
+      expect(res.json()).toMatchObject({ code: 'UNAVAILABLE' });
+    } finally {
+      w.iris.knobs.serverError = null;
+    }
+    w.iris.hold(r.burn_tx as Hex);
+    const held202 = await complete(w, r.id);
+    expect(held202.statusCode).toBe(202);
+    expect(held202.json()).toMatchObject({
+      phase: 'awaiting_attestation',
+      report: { attestation: { status: 'pending_confirmations' } },
+    });
+    w.iris.release(r.burn_tx as Hex);
+    expect((await complete(w, r.id)).statusCode).toBe(200);
+  });
+
+  it('the Iris adapter treats a 404 and a pending status as not ready, and keeps quiet after a 429', async () => {
+    const adapter = createIrisAdapter({
+      baseUrl: w.iris.url,
+      clock: systemClock,
+      timeoutMs: 2_000,
+      maxPerSecond: 35,
+      rateLimitPauseMs: 60_000,
+    });
+    const unknown = `0x${'ab'.repeat(32)}` as Hex;
+    expect(await adapter.lookup(6, unknown)).toMatchObject({ ready: false, why: 'not_found' });
+    const r = await burned(w, BASE, POLYGON, 15n * USDC);
+    w.iris.hold(r.burn_tx as Hex);
+    expect(await adapter.lookup(6, r.burn_tx as Hex)).toMatchObject({
+      ready: false,
+      why: 'pending',
+      status: 'pending_confirmations',
+    });
+    w.iris.knobs.rateLimitRetryAfter = '300';
+    try {
+      expect(await adapter.lookup(6, r.burn_tx as Hex)).toMatchObject({ ready: false, why: 'rate_limited' });
+      const asked = w.iris.requests.length;
+      w.iris.knobs.rateLimitRetryAfter = null;
+      w.iris.release(r.burn_tx as Hex);
+      // Within the quiet time it does not ask at all, though Iris would answer now.
+      const quiet = await adapter.lookup(6, r.burn_tx as Hex);
+      expect(quiet).toMatchObject({ ready: false, why: 'rate_limited' });
+      expect(w.iris.requests.length).toBe(asked);
+    } finally {
+      w.iris.knobs.rateLimitRetryAfter = null;
+    }
+    const fresh = createIrisAdapter({
+      baseUrl: w.iris.url,
+      clock: systemClock,
+      timeoutMs: 2_000,
+      maxPerSecond: 35,
+    });
+    expect(await fresh.lookup(6, r.burn_tx as Hex)).toMatchObject({ ready: true, status: 'complete' });
+    w.iris.knobs.serverError = 500;
+    try {
+      await expect(fresh.lookup(6, r.burn_tx as Hex)).rejects.toBeInstanceOf(AttestationUnavailable);
+    } finally {
+      w.iris.knobs.serverError = null;
+    }
+    expect((await complete(w, r.id)).statusCode).toBe(200);
+  });
+});
+
+describe('an execution switch', () => {
+  it('turned off after admission cancels the rebalance before anything is signed', async () => {
+    const s = await rebalanceWorld(devnet, { baseUsdc: 100n * USDC });
+    try {
+      const base0 = await held(s, BASE);
+      const res = await post(s, {
+        from_chain_id: BASE,
+        to_chain_id: POLYGON,
+        amount: (10n * USDC).toString(),
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const id = (res.json() as Rebalance).id;
+      await setSwitch(
+        s.t.db.db,
+        systemClock,
+        {
+          scope: 'wallet',
+          target: s.executor.address.toLowerCase(),
+          enabled: false,
+          reason: 'treasury review',
+        },
+        null,
+      );
+      expect(await runBurn(rebalanceRunDeps(s.t.deps)!, id)).toEqual({ state: 'done' });
+      expect(await read(s, id)).toMatchObject({
+        status: 'cancelled',
+        phase: 'burn_pending',
+        burn_tx: null,
+        report: { cancel: { reason: 'EXECUTION_DISABLED' } },
+      });
+      expect(await held(s, BASE)).toBe(base0);
+      expect(await eventKinds(s, id)).toEqual(['rebalance.planned', 'rebalance.cancelled']);
+      const signed = await s.t.db.db.selectFrom('executor_transactions').select('hash').execute();
+      expect(signed).toEqual([]);
+      const again = await post(s, {
+        from_chain_id: BASE,
+        to_chain_id: POLYGON,
+        amount: (10n * USDC).toString(),
+      });
+      expect(again.statusCode).toBe(403);
+      expect(again.json()).toMatchObject({ code: 'EXECUTION_DISABLED' });
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('fuzzing POST /v1/rebalances as the executor', () => {
+  it('answers 201, 400 or 422 with the error body, and a refusal writes nothing', async () => {
+    const f = await rebalanceWorld(devnet, {
+      baseUsdc: 0n,
+      rebalance: {
+        enabled: true,
+        corridors: [{ from_chain_id: BASE, to_chain_id: POLYGON }],
+        min_transfer_usd: '1',
+        max_transfer_usd: '100',
+        daily_cap_usd: '100000',
+      },
+    });
+    try {
+      const chainId = fc.oneof(
+        fc.constantFrom(BASE, POLYGON, 84532, 1, 0, -1),
+        fc.integer(),
+        fc.double(),
+        fc.string({ maxLength: 6 }),
+        fc.constant(null),
+      );
+      const amount = fc.oneof(
+        fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }).map((b) => b.toString()),
+        fc.stringMatching(/^[0-9.e+-]{0,24}$/),
+        fc.string({ maxLength: 12 }),
+        fc.integer(),
+        fc.constant(null),
+      );
+      const body = fc.record(
+        { from_chain_id: chainId, to_chain_id: chainId, amount, extra: fc.jsonValue({ maxDepth: 1 }) },
+        { requiredKeys: [] },
+      );
+      await fc.assert(
+        fc.asyncProperty(body, async (payload) => {
+          const before = (await rows(f)).length;
+          const res = await post(f, payload);
+          expect([201, 400, 422], res.body).toContain(res.statusCode);
+          if (res.statusCode === 201) return;
+          expect(res.json()).toMatchObject({
+            code: expect.stringMatching(/^(INVALID_REQUEST|POLICY_VIOLATION)$/),
+          });
+          expect((await rows(f)).length).toBe(before);
+        }),
+        { numRuns: 150 },
+      );
+    } finally {
+      await f.close();
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { AttestationUnavailable } from '../../adapters/attestation/port.ts';
 import { unavailable } from '../../core/errors/app-error.ts';
 import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
@@ -130,12 +131,22 @@ export const rebalancesRoutes: RouteDefinition[] = [
           next: [],
         });
       }
-      const done = await completeRebalance(
-        deps,
-        ctx.params.id,
-        principal.accountId,
-        ctx.deps.config.cctp.mintWaitMs,
-      );
+      let done;
+      try {
+        done = await completeRebalance(
+          deps,
+          ctx.params.id,
+          principal.accountId,
+          ctx.deps.config.cctp.mintWaitMs,
+        );
+      } catch (err) {
+        if (!(err instanceof AttestationUnavailable)) throw err;
+        throw unavailable(`Circle's attestation service could not be asked: ${err.message}.`, {
+          remediation:
+            'Retry in a minute; the rebalance is unchanged, and the hourly job completes it anyway.',
+          next: [{ method: 'GET', path: `/v1/rebalances/${ctx.params.id}`, why: 'the rebalance, unchanged' }],
+        });
+      }
       if (done.state === 'not_ready') {
         return {
           status: 202,
