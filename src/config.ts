@@ -744,14 +744,9 @@ function parsePriceFeeds(
     );
     return feeds;
   };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return fail('not JSON');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return fail('not an object');
-  for (const [chain, byPair] of Object.entries(parsed as Record<string, unknown>)) {
+  const entries = jsonObjectEntries(raw);
+  if (typeof entries === 'string') return fail(entries);
+  for (const [chain, byPair] of entries) {
     const chainId = Number(chain);
     if (!SUPPORTED_CHAINS.includes(chainId)) return fail(`${chain} is not a supported chain id`);
     if (typeof byPair !== 'object' || byPair === null || Array.isArray(byPair)) {
@@ -862,15 +857,10 @@ function parseDevnetTokenAddresses(
     );
     return null;
   };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return fail();
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return fail();
+  const entries = jsonObjectEntries(raw);
+  if (typeof entries === 'string') return fail();
   const out: Record<number, Record<string, `0x${string}`>> = {};
-  for (const [chain, tokens] of Object.entries(parsed as Record<string, unknown>)) {
+  for (const [chain, tokens] of entries) {
     if (!SUPPORTED_CHAINS.includes(Number(chain)) || typeof tokens !== 'object' || tokens === null)
       return fail();
     const byToken: Record<string, `0x${string}`> = {};
@@ -907,6 +897,18 @@ function isKey32(value: string): boolean {
 }
 
 /** A development config for tests: embedded database, no devnet, quiet logs. */
+/** A JSON object's entries, or why the text is not one ("not JSON", "not an object"). */
+function jsonObjectEntries(raw: string): [string, unknown][] | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return 'not JSON';
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'not an object';
+  return Object.entries(parsed as Record<string, unknown>);
+}
+
 /** `PURSER_FAULT_REBALANCE_CRASH`: where a development process kills itself (crash tests). */
 function faultCrash(raw: string | undefined, problems: string[]): CctpConfig['faultCrash'] {
   if (raw === undefined || raw === '') return null;
@@ -931,16 +933,11 @@ export function parseCctpContracts(raw: string | undefined, problems: string[]):
     );
     return defaults;
   };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return fail('not JSON');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return fail('not an object');
+  const entries = jsonObjectEntries(raw);
+  if (typeof entries === 'string') return fail(entries);
   const chains: Record<number, CctpChain> = {};
   const address = /^0x[0-9a-fA-F]{40}$/;
-  for (const [chain, entry] of Object.entries(parsed as Record<string, unknown>)) {
+  for (const [chain, entry] of entries) {
     const chainId = Number(chain);
     if (!SUPPORTED_CHAINS.includes(chainId)) return fail(`${chain} is not a supported chain id`);
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {

@@ -11,7 +11,7 @@ import type { Clock } from '../../core/clock.ts';
 import { withTransaction, type Db } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import { emitEvent } from '../events/index.ts';
-import { postGroup } from '../ledger/index.ts';
+import { postGroup, type LedgerEntryInput } from '../ledger/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
 import { assertExecutionEnabled } from '../switches/index.ts';
 import {
@@ -30,6 +30,7 @@ import {
   openRebalances,
   rebalanceTxs,
   updateRebalance,
+  type RebalanceChange,
   type RebalancePhase,
   type RebalanceReport,
   type RebalanceRow,
@@ -104,6 +105,55 @@ async function reload(deps: RebalanceRunDeps, id: string): Promise<RebalanceRow>
   return row;
 }
 
+/** A ledger booking of a rebalance: settlement `rebalance:<id>:<part>`. */
+interface Booking {
+  part: 'burn' | 'mint' | 'gas';
+  kind: string;
+  entries: LedgerEntryInput[];
+  memo?: Record<string, unknown>;
+}
+
+/**
+ * Moves a rebalance on from `fromPhase` and, in the same transaction and only if it moved, books
+ * `booking` and emits `event` (its payload after the rebalance's id, chains and amount). False
+ * when another run had moved it already.
+ */
+async function moveOn(
+  deps: RebalanceRunDeps,
+  row: RebalanceRow,
+  fromPhase: RebalancePhase,
+  change: RebalanceChange,
+  booking: Booking | null,
+  event: { kind: string; payload: Record<string, unknown> },
+): Promise<boolean> {
+  return withTransaction(deps.db, async (tx) => {
+    if (!(await updateRebalance(tx, row.id, fromPhase, change, deps.clock.now()))) return false;
+    if (booking) {
+      await postGroup(tx, deps.clock, {
+        settlementId: `rebalance:${row.id}:${booking.part}`,
+        accountId: row.account_id,
+        kind: booking.kind,
+        policyHash: `sha256:${row.policy_hash}`,
+        entries: booking.entries,
+        memo: { rebalance: row.id, ...booking.memo },
+      });
+    }
+    await emitEvent(tx, deps.clock, {
+      accountId: row.account_id,
+      kind: event.kind,
+      subject: row.id,
+      payload: {
+        id: row.id,
+        from_chain_id: row.from_chain_id,
+        to_chain_id: row.to_chain_id,
+        amount: row.amount.toString(),
+        ...event.payload,
+      },
+    });
+    return true;
+  });
+}
+
 /** Ends a rebalance that moved nothing (`aborted` with a reason, or `cancelled`), with its event. */
 async function end(
   deps: RebalanceRunDeps,
@@ -118,32 +168,16 @@ async function end(
     ...(how === 'aborted' ? { abort: { reason, detail } } : { cancel: { reason, detail } }),
     ...(gas && gas.wei > 0n ? { gas_wei: { ...row.report.gas_wei, [gas.chainId]: gas.wei.toString() } } : {}),
   };
-  await withTransaction(deps.db, async (tx) => {
-    if (!(await updateRebalance(tx, row.id, row.phase, { status: how, report }, deps.clock.now()))) return;
-    if (gas && gas.wei > 0n) {
-      await postGroup(tx, deps.clock, {
-        settlementId: `rebalance:${row.id}:gas`,
-        accountId: row.account_id,
-        kind: 'gas',
-        policyHash: `sha256:${row.policy_hash}`,
-        entries: gasOnlyEntries(gas.chainId, row.wallet, gas.wei),
-        memo: { rebalance: row.id },
-      });
-    }
-    await emitEvent(tx, deps.clock, {
-      accountId: row.account_id,
-      kind: how === 'aborted' ? 'rebalance.aborted' : 'rebalance.cancelled',
-      subject: row.id,
-      payload: {
-        id: row.id,
-        from_chain_id: row.from_chain_id,
-        to_chain_id: row.to_chain_id,
-        amount: row.amount.toString(),
-        reason,
-        detail,
-      },
-    });
-  });
+  const paid = gas && gas.wei > 0n;
+  await moveOn(
+    deps,
+    row,
+    row.phase,
+    { status: how, report },
+    paid ? { part: 'gas', kind: 'gas', entries: gasOnlyEntries(gas.chainId, row.wallet, gas.wei) } : null,
+    // rebalance.aborted or rebalance.cancelled
+    { kind: `rebalance.${how}`, payload: { reason, detail } },
+  );
   deps.log.info({ rebalance: row.id, how, reason }, 'rebalance ended without moving value');
 }
 
@@ -239,37 +273,20 @@ async function recordBurn(deps: RebalanceRunDeps, row: RebalanceRow, txs: Settle
     ? messageSentIn(receipt.logs, cctpOf(deps.config, row.from_chain_id).messageTransmitter)
     : null;
   const leg = legOf(deps, row);
-  await withTransaction(deps.db, async (tx) => {
-    const report: RebalanceReport = { ...row.report, gas_wei: { [row.from_chain_id]: gasWei.toString() } };
-    const moved = await updateRebalance(
-      tx,
-      row.id,
-      'burn_submitted',
-      { phase: 'awaiting_attestation', report, ...(message ? { message } : {}) },
-      deps.clock.now(),
-    );
-    if (!moved) return;
-    await postGroup(tx, deps.clock, {
-      settlementId: `rebalance:${row.id}:burn`,
-      accountId: row.account_id,
+  const report: RebalanceReport = { ...row.report, gas_wei: { [row.from_chain_id]: gasWei.toString() } };
+  await moveOn(
+    deps,
+    row,
+    'burn_submitted',
+    { phase: 'awaiting_attestation', report, ...(message ? { message } : {}) },
+    {
+      part: 'burn',
       kind: 'bridge.burn',
-      policyHash: `sha256:${row.policy_hash}`,
       entries: burnEntries(leg, row.amount, gasWei),
-      memo: { rebalance: row.id, tx: burn.hash },
-    });
-    await emitEvent(tx, deps.clock, {
-      accountId: row.account_id,
-      kind: 'rebalance.burned',
-      subject: row.id,
-      payload: {
-        id: row.id,
-        from_chain_id: row.from_chain_id,
-        to_chain_id: row.to_chain_id,
-        amount: row.amount.toString(),
-        burn_tx: burn.hash,
-      },
-    });
-  });
+      memo: { tx: burn.hash },
+    },
+    { kind: 'rebalance.burned', payload: { burn_tx: burn.hash } },
+  );
   deps.log.info({ rebalance: row.id, burn: burn.hash }, 'rebalance burned; awaiting attestation');
 }
 
@@ -507,43 +524,27 @@ async function bookMint(
     minted: minted.toString(),
     gas_wei: { ...row.report.gas_wei, ...(gasWei > 0n ? { [row.to_chain_id]: gasWei.toString() } : {}) },
   };
-  await withTransaction(deps.db, async (tx) => {
-    const moved = await updateRebalance(
-      tx,
-      row.id,
-      row.phase as RebalancePhase,
-      {
-        status: 'filled',
-        phase: 'minted',
-        report,
-        ...(txHash ? { mint_tx: txHash.toLowerCase() as Hex } : {}),
-      },
-      deps.clock.now(),
-    );
-    if (!moved) return;
-    await postGroup(tx, deps.clock, {
-      settlementId: `rebalance:${row.id}:mint`,
-      accountId: row.account_id,
+  await moveOn(
+    deps,
+    row,
+    row.phase,
+    {
+      status: 'filled',
+      phase: 'minted',
+      report,
+      ...(txHash ? { mint_tx: txHash.toLowerCase() as Hex } : {}),
+    },
+    {
+      part: 'mint',
       kind: 'bridge.mint',
-      policyHash: `sha256:${row.policy_hash}`,
       entries: mintEntries(leg, row.amount, fee, gasWei),
-      memo: { rebalance: row.id, ...(txHash ? { tx: txHash } : {}) },
-    });
-    await emitEvent(tx, deps.clock, {
-      accountId: row.account_id,
+      memo: txHash ? { tx: txHash } : {},
+    },
+    {
       kind: 'rebalance.minted',
-      subject: row.id,
-      payload: {
-        id: row.id,
-        from_chain_id: row.from_chain_id,
-        to_chain_id: row.to_chain_id,
-        amount: row.amount.toString(),
-        minted: minted.toString(),
-        fee: fee.toString(),
-        mint_tx: txHash,
-      },
-    });
-  });
+      payload: { minted: minted.toString(), fee: fee.toString(), mint_tx: txHash },
+    },
+  );
   deps.log.info({ rebalance: row.id, mint: txHash, minted: minted.toString() }, 'rebalance minted');
 }
 
