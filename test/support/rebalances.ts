@@ -15,7 +15,7 @@ import {
   devnetTokenAddresses,
   type DevnetInfo,
 } from '../../src/devnet/devnet.ts';
-import { startIrisFake, type IrisFake } from '../../src/devnet/fakes/iris.ts';
+import { startIrisFake, type IrisFake, type IrisFakeOptions } from '../../src/devnet/fakes/iris.ts';
 import { fundAddress, newFundedAccount } from '../../src/devnet/faucet.ts';
 import { buildTokenRegistry } from '../../src/modules/registry/index.ts';
 import { createTestApp, type TestApp } from './app.ts';
@@ -45,6 +45,8 @@ export interface RebalanceWorldOptions {
   poolSize?: number;
   /** Give the app no executor key. */
   noExecutorKey?: boolean;
+  /** Options of the test's own attestation service. */
+  iris?: Pick<IrisFakeOptions, 'expirationBlocks' | 'delayMs' | 'fastFeeBps'>;
 }
 
 export async function rebalanceWorld(
@@ -76,7 +78,11 @@ export async function rebalanceWorld(
       tokenMessenger: c.contracts.cctpTokenMessenger,
     };
   }
-  const iris = await startIrisFake({ chains, attesterPrivateKey: DEVNET_CCTP_ATTESTER_PRIVATE_KEY });
+  const iris = await startIrisFake({
+    chains,
+    attesterPrivateKey: DEVNET_CCTP_ATTESTER_PRIVATE_KEY,
+    ...options.iris,
+  });
 
   const base = testConfig();
   const cctp = withDevnetCctp(

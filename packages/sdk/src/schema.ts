@@ -1555,7 +1555,7 @@ export interface components {
             max_fee: string;
             policy_version: number;
             policy_hash: string;
-            /** @description fee: what Circle kept; minted: what reached the wallet; gas_wei: native gas the executor paid, per chain; attestation: the last answer that was not ready; abort / cancel: why it ended without moving value. */
+            /** @description fee: what Circle kept; minted: what reached the wallet; gas_wei: native gas the executor paid, per chain; attestation (in a 202): what the attestation service answered; abort / cancel: why it ended without moving value. */
             report: {
                 fee?: string;
                 minted?: string;
@@ -9289,10 +9289,6 @@ export interface operations {
                      *       "report": {
                      *         "gas_wei": {
                      *           "8453": "184203000000"
-                     *         },
-                     *         "attestation": {
-                     *           "status": "pending_confirmations",
-                     *           "checked_at": "2026-11-26T09:01:00.000Z"
                      *         }
                      *       },
                      *       "updated_at": "2026-11-26T09:01:00.000Z"

@@ -39,6 +39,8 @@ export interface TxReceipt {
   contractAddress: Address | null;
   gasUsed: bigint;
   effectiveGasPrice: bigint;
+  /** OP-stack chains (Base): the L1 data fee the sender paid on top of gasUsed × price; else null. */
+  l1Fee: bigint | null;
   logs: Log[];
 }
 

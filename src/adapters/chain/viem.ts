@@ -84,6 +84,7 @@ function toReceipt(r: TransactionReceipt): TxReceipt {
     contractAddress: r.contractAddress ?? null,
     gasUsed: r.gasUsed,
     effectiveGasPrice: r.effectiveGasPrice,
+    l1Fee: (r as { l1Fee?: bigint | null }).l1Fee ?? null,
     logs: r.logs,
   };
 }

@@ -37,10 +37,7 @@ export const AWAITING_REBALANCE = {
   phase: 'awaiting_attestation' as const,
   burn_tx: BURN_TX,
   mint_tx: null,
-  report: {
-    gas_wei: { '8453': '184203000000' },
-    attestation: { status: 'pending_confirmations', checked_at: '2026-11-26T09:01:00.000Z' },
-  },
+  report: { gas_wei: { '8453': '184203000000' } },
   updated_at: '2026-11-26T09:01:00.000Z',
 };
 

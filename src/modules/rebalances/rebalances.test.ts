@@ -527,6 +527,39 @@ describe('completing under pressure', () => {
   });
 });
 
+describe('an attested message past its expiration block', () => {
+  it('is not sent (it would revert): 202 saying expired, nothing minted, no mint recorded', async () => {
+    const e = await rebalanceWorld(devnet, { baseUsdc: 50n * USDC, iris: { expirationBlocks: 1 } });
+    try {
+      const polygon0 = await held(e, POLYGON);
+      const r = await burned(e, BASE, POLYGON, 10n * USDC);
+      // The attestation service fills expirationBlock = the destination's block + 1 when it signs.
+      const signed = await fetch(`${e.iris.url}/v2/messages/6?transactionHash=${r.burn_tx}`);
+      expect(((await signed.json()) as { messages: { status: string }[] }).messages[0]!.status).toBe(
+        'complete',
+      );
+      await e.t.deps
+        .chain!.publicClient(POLYGON)
+        .request({ method: 'anvil_mine' as never, params: ['0x2'] as never });
+      const res = await complete(e, r.id);
+      expect(res.statusCode, res.body).toBe(202);
+      expect(res.json()).toMatchObject({
+        phase: 'awaiting_attestation',
+        report: { attestation: { status: 'expired' } },
+      });
+      expect(await held(e, POLYGON)).toBe(polygon0);
+      const mints = await e.t.db.db
+        .selectFrom('executor_transactions')
+        .select('hash')
+        .where('purpose', '=', 'rebalance.mint')
+        .execute();
+      expect(mints).toEqual([]);
+    } finally {
+      await e.close();
+    }
+  });
+});
+
 describe('an execution switch', () => {
   it('turned off after admission cancels the rebalance before anything is signed', async () => {
     const s = await rebalanceWorld(devnet, { baseUsdc: 100n * USDC });

@@ -129,7 +129,7 @@ async function moveOn(
   return withTransaction(deps.db, async (tx) => {
     if (!(await updateRebalance(tx, row.id, fromPhase, change, deps.clock.now()))) return false;
     if (booking) {
-      await postGroup(tx, deps.clock, {
+      const booked = await postGroup(tx, deps.clock, {
         settlementId: `rebalance:${row.id}:${booking.part}`,
         accountId: row.account_id,
         kind: booking.kind,
@@ -137,6 +137,9 @@ async function moveOn(
         entries: booking.entries,
         memo: { rebalance: row.id, ...booking.memo },
       });
+      // A booking under this rebalance's settlement id with other entries is a bug: stop here.
+      if (!booked.ok)
+        throw new Error(`rebalance ${row.id}: booking ${booking.part} refused (${booked.reason})`);
     }
     await emitEvent(tx, deps.clock, {
       accountId: row.account_id,
@@ -257,15 +260,19 @@ export async function runBurn(deps: RebalanceRunDeps, id: string): Promise<BurnS
 /** Books what the burn's transactions did: the burn (awaiting attestation), or an abort. */
 async function recordBurn(deps: RebalanceRunDeps, row: RebalanceRow, txs: Settled[]): Promise<void> {
   const gasWei = txs.reduce((sum, t) => sum + gasWeiOf(t), 0n);
+  // The burn alone decides: it may land on an allowance an earlier approve left even when its own
+  // approve did not, and then the USDC is gone from the wallet whatever became of the approve.
   const burn = txs.find((t) => t.purpose === 'rebalance.burn');
-  const failed = txs.find((t) => t.state !== 'mined');
-  if (!burn || failed) {
-    const why = failed?.state === 'dropped' ? 'BURN_DROPPED' : 'BURN_REVERTED';
-    const detail =
-      failed?.state === 'dropped'
-        ? `the ${failed.purpose} transaction ${failed.hash} was never mined: its nonce was used by another transaction`
-        : `the ${failed?.purpose ?? 'burn'} transaction ${failed?.hash ?? ''} reverted; nothing left the wallet`;
-    await end(deps, row, 'aborted', why, detail, { chainId: row.from_chain_id, wei: gasWei });
+  if (!burn) throw new Error(`rebalance ${row.id} is burn_submitted without a recorded burn`);
+  if (burn.state !== 'mined') {
+    const dropped = burn.state === 'dropped';
+    const detail = dropped
+      ? `the burn transaction ${burn.hash} was never mined: its nonce went to another transaction`
+      : `the burn transaction ${burn.hash} reverted; nothing left the wallet`;
+    await end(deps, row, 'aborted', dropped ? 'BURN_DROPPED' : 'BURN_REVERTED', detail, {
+      chainId: row.from_chain_id,
+      wei: gasWei,
+    });
     return;
   }
   const receipt = await deps.chain.getReceipt(burn.chainId, burn.hash);
@@ -327,18 +334,16 @@ export async function completeRebalance(
   const from = cctpOf(deps.config, row.from_chain_id);
   const to = cctpOf(deps.config, row.to_chain_id);
   const lookup = await deps.attestation.lookup(from.domain, row.burn_tx);
-  if (!lookup.ready) {
-    const report: RebalanceReport = {
-      ...row.report,
-      attestation: { status: lookup.status ?? lookup.why, checked_at: deps.clock.now().toISOString() },
-    };
-    await updateRebalance(deps.db, id, 'awaiting_attestation', { report }, deps.clock.now());
-    return {
-      state: 'not_ready',
-      rebalance: toRebalance(await reload(deps, id)),
-      retryAfterMs: lookup.retryAfterMs,
-    };
-  }
+  // Not ready: the rebalance is unchanged; the answer says what the attestation service said.
+  const notReady = (status: string, retryAfterMs: number): CompleteOutcome => ({
+    state: 'not_ready',
+    rebalance: toRebalance({
+      ...row,
+      report: { ...row.report, attestation: { status, checked_at: deps.clock.now().toISOString() } },
+    }),
+    retryAfterMs,
+  });
+  if (!lookup.ready) return notReady(lookup.status ?? lookup.why, lookup.retryAfterMs);
   crash(deps, 'after_attestation');
   const decoded = decodeMessage(lookup.message);
   if (
@@ -353,6 +358,16 @@ export async function completeRebalance(
     await recordMintedElsewhere(deps, row, lookup.message, decoded.nonce);
     const done = await reload(deps, id);
     return { state: done.phase === 'minted' ? 'minted' : 'mint_submitted', rebalance: toRebalance(done) };
+  }
+  // A message past its expiration block would only revert: Circle must sign it again first
+  // (POST /v2/reattest/{nonce} on Iris), which this version does not do on its own.
+  const expiresAt = decoded.burn.expirationBlock;
+  if (expiresAt !== 0n && (await deps.chain.getBlockNumber(row.to_chain_id)) >= expiresAt) {
+    deps.log.warn(
+      { rebalance: id, nonce: decoded.nonce },
+      'attested message expired; it needs re-attestation',
+    );
+    return notReady('expired', 3_600_000);
   }
   const account = signer(deps.config);
   const state = await readChainState(deps.chain, row.to_chain_id, account.address);
@@ -423,9 +438,11 @@ export async function settleMint(deps: RebalanceRunDeps, id: string, waitMs: num
     await recordMint(deps, row, s.hash, gasWeiOf(s));
     return;
   }
+  // A mint that reverted still cost gas: booked on its own, once per transaction.
+  await bookGas(deps, row, row.to_chain_id, s.hash, gasWeiOf(s));
   const to = cctpOf(deps.config, row.to_chain_id);
   if (row.message_nonce && (await nonceUsed(deps, to, row.message_nonce, row.to_chain_id))) {
-    await recordMintedElsewhere(deps, row, row.message!, row.message_nonce, gasWeiOf(s));
+    await recordMintedElsewhere(deps, row, row.message!, row.message_nonce);
     return;
   }
   const report: RebalanceReport = {
@@ -460,6 +477,45 @@ async function recordMint(
 }
 
 /**
+ * The transaction that delivered the message with `nonce` on the destination, from the
+ * transmitter's `MessageReceived` logs of the last MINT_LOOKBACK_BLOCKS blocks; null when it is not
+ * found there, or the node refuses so wide a log query (the mint is then recorded without it).
+ */
+async function receivedIn(deps: RebalanceRunDeps, chainId: number, nonce: Hex): Promise<Hex | null> {
+  const to = cctpOf(deps.config, chainId);
+  const client = deps.chain.publicClient(chainId);
+  try {
+    const latest = await client.getBlockNumber();
+    const logs = await client.getLogs({
+      address: to.messageTransmitter,
+      event: messageTransmitterAbi.find((x) => x.type === 'event' && x.name === 'MessageReceived')!,
+      args: { nonce },
+      fromBlock: latest > MINT_LOOKBACK_BLOCKS ? latest - MINT_LOOKBACK_BLOCKS : 0n,
+      toBlock: latest,
+    });
+    const parsed = parseEventLogs({ abi: messageTransmitterAbi, eventName: 'MessageReceived', logs });
+    return (parsed[0]?.transactionHash ?? null) as Hex | null;
+  } catch (err) {
+    deps.log.warn({ err, chainId, nonce }, 'the mint of a received message could not be looked up');
+    return null;
+  }
+}
+
+/** Books gas the executor paid for a transaction that moved nothing else (once per transaction). */
+async function bookGas(deps: RebalanceRunDeps, row: RebalanceRow, chainId: number, hash: Hex, wei: bigint) {
+  if (wei <= 0n) return;
+  const booked = await postGroup(deps.db, deps.clock, {
+    settlementId: `rebalance:${row.id}:gas:${hash.toLowerCase()}`,
+    accountId: row.account_id,
+    kind: 'gas',
+    policyHash: `sha256:${row.policy_hash}`,
+    entries: gasOnlyEntries(chainId, row.wallet, wei),
+    memo: { rebalance: row.id, tx: hash },
+  });
+  if (!booked.ok) throw new Error(`gas of ${hash} could not be booked: ${booked.reason}`);
+}
+
+/**
  * A message whose nonce is used on the destination: minted by an earlier attempt of ours whose
  * record was lost, or by someone else. Found in the transmitter's `MessageReceived` logs when it
  * can be; booked as minted, with nothing sent.
@@ -469,26 +525,14 @@ async function recordMintedElsewhere(
   row: RebalanceRow,
   message: Hex,
   nonce: Hex,
-  ourGasWei = 0n,
 ): Promise<void> {
-  const to = cctpOf(deps.config, row.to_chain_id);
-  const client = deps.chain.publicClient(row.to_chain_id);
-  const latest = await client.getBlockNumber();
-  const logs = await client.getLogs({
-    address: to.messageTransmitter,
-    event: messageTransmitterAbi.find((x) => x.type === 'event' && x.name === 'MessageReceived')!,
-    args: { nonce },
-    fromBlock: latest > MINT_LOOKBACK_BLOCKS ? latest - MINT_LOOKBACK_BLOCKS : 0n,
-    toBlock: latest,
-  });
-  const parsed = parseEventLogs({ abi: messageTransmitterAbi, eventName: 'MessageReceived', logs });
-  const txHash = (parsed[0]?.transactionHash ?? null) as Hex | null;
+  const txHash = await receivedIn(deps, row.to_chain_id, nonce);
   const fee = decodeMessage(message).burn.feeExecuted;
   const ours = txHash
     ? (await rebalanceTxs(deps.db, row.id)).find((t) => t.hash === txHash.toLowerCase())
     : undefined;
-  let gasWei = ourGasWei;
-  if (ours && txHash) {
+  let gasWei = 0n;
+  if (ours) {
     const s = await settle(deps.db, deps.chain, deps.clock, ours, 0);
     gasWei = s ? gasWeiOf(s) : 0n;
   }

@@ -73,7 +73,7 @@ export const RebalanceSchema = Type.Object(
         additionalProperties: false,
         description:
           'fee: what Circle kept; minted: what reached the wallet; gas_wei: native gas the executor paid, per chain; ' +
-          'attestation: the last answer that was not ready; abort / cancel: why it ended without moving value.',
+          'attestation (in a 202): what the attestation service answered; abort / cancel: why it ended without moving value.',
       },
     ),
     created_at: Type.String({ format: 'date-time' }),

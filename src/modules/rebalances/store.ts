@@ -50,6 +50,7 @@ export interface ExecutorTransactionsTable {
   block_number: string | null;
   gas_used: string | null;
   effective_gas_price: string | null;
+  l1_fee: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -69,7 +70,7 @@ export interface RebalanceReport {
   minted?: string;
   /** Native gas paid by the executor, in wei, per chain. */
   gas_wei?: Record<string, string>;
-  /** The last attestation answer that was not ready. */
+  /** In a 202 answer only (never stored): what the attestation service said. */
   attestation?: { status: string; checked_at: string };
   abort?: { reason: string; detail: string };
   cancel?: { reason: string; detail: string };
@@ -218,6 +219,8 @@ export interface SignedTx {
   state: TxState;
   gasUsed: bigint | null;
   effectiveGasPrice: bigint | null;
+  l1Fee: bigint | null;
+  createdAt: Date;
 }
 
 function txFromRow(r: Selectable<ExecutorTransactionsTable>): SignedTx {
@@ -232,6 +235,8 @@ function txFromRow(r: Selectable<ExecutorTransactionsTable>): SignedTx {
     state: r.state,
     gasUsed: r.gas_used === null ? null : BigInt(r.gas_used),
     effectiveGasPrice: r.effective_gas_price === null ? null : BigInt(r.effective_gas_price),
+    l1Fee: r.l1_fee === null ? null : BigInt(r.l1_fee),
+    createdAt: new Date(r.created_at),
   };
 }
 
@@ -259,7 +264,7 @@ export async function nextRecordedNonce(
 
 export async function insertSignedTx(
   tx: DbExecutor,
-  t: Omit<SignedTx, 'state' | 'gasUsed' | 'effectiveGasPrice'>,
+  t: Omit<SignedTx, 'state' | 'gasUsed' | 'effectiveGasPrice' | 'l1Fee' | 'createdAt'>,
   at: Date,
 ) {
   await tx
@@ -276,6 +281,7 @@ export async function insertSignedTx(
       block_number: null,
       gas_used: null,
       effective_gas_price: null,
+      l1_fee: null,
       created_at: at,
       updated_at: at,
     })
@@ -303,6 +309,7 @@ export async function settleTx(
     blockNumber?: bigint;
     gasUsed?: bigint;
     effectiveGasPrice?: bigint;
+    l1Fee?: bigint | null;
   },
   at: Date,
 ): Promise<boolean> {
@@ -313,6 +320,7 @@ export async function settleTx(
       block_number: outcome.blockNumber?.toString() ?? null,
       gas_used: outcome.gasUsed?.toString() ?? null,
       effective_gas_price: outcome.effectiveGasPrice?.toString() ?? null,
+      l1_fee: outcome.l1Fee?.toString() ?? null,
       updated_at: at,
     })
     .where('hash', '=', hash.toLowerCase())

@@ -97,23 +97,31 @@ export async function signAndRecord(
       rebalanceId,
     };
     await insertSignedTx(tx, signed, clock.now());
-    out.push({ ...signed, state: 'signed', gasUsed: null, effectiveGasPrice: null });
+    out.push({
+      ...signed,
+      state: 'signed',
+      gasUsed: null,
+      effectiveGasPrice: null,
+      l1Fee: null,
+      createdAt: clock.now(),
+    });
     nonce += 1n;
   }
   return out;
 }
 
 /**
- * Sends a recorded transaction (again). An error is fine when the chain has it already (a receipt,
- * or its nonce is used: `settle` then decides); anything else is thrown for the job to retry.
+ * Sends a recorded transaction (again). An error is fine when the chain has it already: a receipt,
+ * or its nonce taken in the mempool or a block ("already known", "nonce too low"; `settle` then
+ * decides what became of it). Anything else is thrown for the job to retry.
  */
 export async function broadcast(chain: ChainPort, t: SignedTx): Promise<void> {
   try {
     await chain.sendRawTransaction(t.chainId, t.raw);
   } catch (err) {
     if (await chain.getReceipt(t.chainId, t.hash)) return;
-    const mined = await chain.transactionCount(t.chainId, t.sender as Hex, 'latest');
-    if (BigInt(mined) > t.nonce) return;
+    const taken = await chain.transactionCount(t.chainId, t.sender as Hex, 'pending');
+    if (BigInt(taken) > t.nonce) return;
     throw err;
   }
 }
@@ -121,9 +129,16 @@ export async function broadcast(chain: ChainPort, t: SignedTx): Promise<void> {
 export type Settled = SignedTx & { state: 'mined' | 'reverted' | 'dropped' };
 
 /**
+ * How long a transaction whose nonce another one took must stay without a receipt before it is
+ * called dropped: long enough that an RPC node behind the one that counted has caught up.
+ */
+export const DROPPED_AFTER_MS = 5 * 60_000;
+
+/**
  * What became of a recorded transaction: waits up to `timeoutMs` for its receipt and records the
- * outcome (mined or reverted with its gas; dropped when its nonce was used by another). Null when
- * it is still pending.
+ * outcome (mined or reverted with its gas; dropped when its nonce was taken by another transaction
+ * and it has had no receipt for DROPPED_AFTER_MS). Only a receipt of this very hash counts (a
+ * replacement's receipt is not ours). Null when it is still pending.
  */
 export async function settle(
   db: DbExecutor,
@@ -133,36 +148,38 @@ export async function settle(
   timeoutMs: number,
 ): Promise<Settled | null> {
   if (t.state !== 'signed') return t as Settled;
-  let receipt = await chain.getReceipt(t.chainId, t.hash);
+  const ours = async () => {
+    const r = await chain.getReceipt(t.chainId, t.hash);
+    return r && r.hash.toLowerCase() === t.hash.toLowerCase() ? r : null;
+  };
+  let receipt = await ours();
   if (!receipt && timeoutMs > 0) {
     try {
-      receipt = await chain.waitForReceipt(t.chainId, t.hash, { timeoutMs });
+      const waited = await chain.waitForReceipt(t.chainId, t.hash, { timeoutMs });
+      receipt = waited.hash.toLowerCase() === t.hash.toLowerCase() ? waited : null;
     } catch {
-      receipt = await chain.getReceipt(t.chainId, t.hash);
+      receipt = await ours();
     }
   }
   if (receipt) {
     const state = receipt.status === 'success' ? 'mined' : 'reverted';
-    await settleTx(
-      db,
-      t.hash,
-      {
-        state,
-        blockNumber: receipt.blockNumber,
-        gasUsed: receipt.gasUsed,
-        effectiveGasPrice: receipt.effectiveGasPrice,
-      },
-      clock.now(),
-    );
-    return { ...t, state, gasUsed: receipt.gasUsed, effectiveGasPrice: receipt.effectiveGasPrice };
+    const outcome = {
+      gasUsed: receipt.gasUsed,
+      effectiveGasPrice: receipt.effectiveGasPrice,
+      l1Fee: receipt.l1Fee,
+    };
+    await settleTx(db, t.hash, { state, blockNumber: receipt.blockNumber, ...outcome }, clock.now());
+    return { ...t, state, ...outcome };
   }
   const mined = await chain.transactionCount(t.chainId, t.sender as Hex, 'latest');
-  if (BigInt(mined) > t.nonce && !(await chain.getReceipt(t.chainId, t.hash))) {
+  const old = clock.now().getTime() - t.createdAt.getTime() >= DROPPED_AFTER_MS;
+  if (old && BigInt(mined) > t.nonce && !(await ours())) {
     await settleTx(db, t.hash, { state: 'dropped' }, clock.now());
     return { ...t, state: 'dropped' };
   }
   return null;
 }
 
-/** Wei a settled transaction cost its sender. */
-export const gasWeiOf = (t: SignedTx): bigint => (t.gasUsed ?? 0n) * (t.effectiveGasPrice ?? 0n);
+/** Wei a settled transaction cost its sender: execution gas, and the L1 data fee on OP-stack chains. */
+export const gasWeiOf = (t: SignedTx): bigint =>
+  (t.gasUsed ?? 0n) * (t.effectiveGasPrice ?? 0n) + (t.l1Fee ?? 0n);

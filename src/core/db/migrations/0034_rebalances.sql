@@ -44,6 +44,17 @@ BEGIN
      OR NEW.policy_version <> OLD.policy_version OR NEW.policy_hash <> OLD.policy_hash
      OR NEW.day <> OLD.day OR NEW.created_at <> OLD.created_at
      OR (OLD.burn_tx IS NOT NULL AND NEW.burn_tx IS DISTINCT FROM OLD.burn_tx)
+     OR (OLD.message_nonce IS NOT NULL AND NEW.message_nonce IS DISTINCT FROM OLD.message_nonce)
+     -- Phases move forward only (a mint that did not land goes back to awaiting its attestation).
+     OR NOT (NEW.phase = OLD.phase
+          OR (OLD.phase = 'burn_pending' AND NEW.phase = 'burn_submitted')
+          OR (OLD.phase = 'burn_submitted' AND NEW.phase = 'awaiting_attestation')
+          OR (OLD.phase = 'awaiting_attestation' AND NEW.phase IN ('mint_submitted', 'minted'))
+          OR (OLD.phase = 'mint_submitted' AND NEW.phase IN ('awaiting_attestation', 'minted')))
+     -- Nothing moved yet is the only way to end without moving value; filled means minted.
+     OR (NEW.status = 'aborted' AND NEW.phase NOT IN ('burn_pending', 'burn_submitted'))
+     OR (NEW.status = 'cancelled' AND NEW.phase <> 'burn_pending')
+     OR (NEW.status = 'filled' AND NEW.phase <> 'minted')
      OR NOT ((OLD.status = 'planned' AND NEW.status IN ('planned', 'executing', 'cancelled', 'aborted'))
           OR (OLD.status = 'executing' AND NEW.status IN ('executing', 'filled', 'aborted'))) THEN
     RAISE EXCEPTION 'rebalance %: change % -> % refused', OLD.id, OLD.status, NEW.status
@@ -73,6 +84,7 @@ CREATE TABLE executor_transactions (
   block_number bigint,
   gas_used numeric(78, 0),
   effective_gas_price numeric(78, 0),
+  l1_fee numeric(78, 0),                       -- OP-stack chains (Base): the L1 data fee, paid too
   created_at timestamptz NOT NULL,
   updated_at timestamptz NOT NULL,
   PRIMARY KEY (chain_id, sender, nonce)
