@@ -65,8 +65,11 @@ export function createIrisAdapter(options: IrisAdapterOptions): AttestationPort 
       }
       if (res.status === 429) {
         await res.body?.cancel();
-        quietUntil = options.clock.now().getTime() + pauseMs;
-        return { ready: false, why: 'rate_limited', retryAfterMs: pauseMs };
+        // Quiet for Circle's five minutes, or longer when Iris asks for longer.
+        const asked = Number(res.headers.get('retry-after')) * 1000;
+        const quietMs = Number.isFinite(asked) && asked > pauseMs ? asked : pauseMs;
+        quietUntil = options.clock.now().getTime() + quietMs;
+        return { ready: false, why: 'rate_limited', retryAfterMs: quietMs };
       }
       if (!res.ok) {
         await res.body?.cancel();
