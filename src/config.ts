@@ -155,6 +155,8 @@ export interface CctpConfig {
   receiptTimeoutMs: number;
   /** How long `POST /v1/rebalances/{id}/complete` waits for the mint's receipt before answering. */
   mintWaitMs: number;
+  /** How long a transaction of the executor may stay unconfirmed before it is replaced with higher fees. */
+  replaceAfterMs: number;
   /**
    * Fault injection for the crash tests (never in production): the process kills itself with
    * SIGKILL right after broadcasting the burn, or right after the attestation arrived.
@@ -635,6 +637,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       attestationMaxPerSecond: int('CCTP_ATTESTATION_MAX_PER_SECOND', 10, 1, 35),
       receiptTimeoutMs: int('REBALANCE_RECEIPT_TIMEOUT_MS', 120_000, 100, 3_600_000),
       mintWaitMs: int('REBALANCE_MINT_WAIT_MS', 10_000, 0, 60_000),
+      replaceAfterMs: int('REBALANCE_REPLACE_AFTER_MS', 180_000, 1_000, 3_600_000),
       faultCrash: production ? null : faultCrash(str('PURSER_FAULT_REBALANCE_CRASH'), problems),
     },
     payments: {

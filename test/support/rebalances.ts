@@ -6,7 +6,7 @@
 import { getAddress, parseEther, type Address } from 'viem';
 import { createIrisAdapter } from '../../src/adapters/attestation/iris.ts';
 import { createViemChainPort } from '../../src/adapters/chain/viem.ts';
-import { testConfig, type Config } from '../../src/config.ts';
+import { testConfig, type CctpConfig, type Config } from '../../src/config.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { withDevnetCctp } from '../../src/devnet/cctp-config.ts';
 import {
@@ -45,6 +45,8 @@ export interface RebalanceWorldOptions {
   poolSize?: number;
   /** Give the app no executor key. */
   noExecutorKey?: boolean;
+  /** CCTP settings over the test defaults (receipt timeout 20 s, mint wait 10 s). */
+  cctp?: Partial<CctpConfig>;
   /** Options of the test's own attestation service. */
   iris?: Pick<IrisFakeOptions, 'expirationBlocks' | 'delayMs' | 'fastFeeBps'>;
 }
@@ -92,7 +94,7 @@ export async function rebalanceWorld(
   const config: Partial<Config> = {
     executorAddress: executor.address.toLowerCase(),
     executorPrivateKey: options.noExecutorKey ? null : executor.privateKey,
-    cctp: { ...cctp, receiptTimeoutMs: 20_000, mintWaitMs: 10_000 },
+    cctp: { ...cctp, receiptTimeoutMs: 20_000, mintWaitMs: 10_000, ...options.cctp },
     ...options.config,
   };
   const chain = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet), pollingIntervalMs: 50 });

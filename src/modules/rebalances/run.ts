@@ -39,10 +39,12 @@ import {
 import {
   broadcast,
   executorAccount,
+  byNonce,
   gasWeiOf,
   readChainState,
-  settle,
+  settleNonce,
   signAndRecord,
+  signReplacement,
   type Settled,
 } from './transactions.ts';
 
@@ -244,17 +246,81 @@ export async function runBurn(deps: RebalanceRunDeps, id: string): Promise<BurnS
   }
   if (row.phase !== 'burn_submitted') return { state: 'done' };
 
-  const txs = (await rebalanceTxs(deps.db, id)).filter((t) => t.purpose !== 'rebalance.mint');
-  for (const t of txs) if (t.state === 'signed') await broadcast(deps.chain, t);
+  const groups = byNonce((await rebalanceTxs(deps.db, id)).filter((t) => t.purpose !== 'rebalance.mint'));
+  for (const g of groups) if (g.at(-1)!.state === 'signed') await send(deps, g.at(-1)!);
   crash(deps, 'after_burn_broadcast');
   const settled: Settled[] = [];
-  for (const t of txs) {
-    const s = await settle(deps.db, deps.chain, deps.clock, t, deps.config.cctp.receiptTimeoutMs);
-    if (!s) return { state: 'waiting' };
+  for (const g of groups) {
+    const s = await settleNonce(deps.db, deps.chain, deps.clock, g, deps.config.cctp.receiptTimeoutMs);
+    if (!s) {
+      await replaceStale(deps, row, groups);
+      return { state: 'waiting' };
+    }
     settled.push(s);
   }
   await recordBurn(deps, row, settled);
   return { state: 'done' };
+}
+
+/** Broadcasts a recorded transaction; a refusal is logged (settling and replacing carry on). */
+async function send(deps: RebalanceRunDeps, t: SignedTx): Promise<void> {
+  const refused = await broadcast(deps.chain, t);
+  if (refused) {
+    deps.log.warn(
+      { rebalance: t.rebalanceId, tx: t.hash, attempt: t.attempt, why: refused.message.split('\n')[0] },
+      'the node refused a recorded transaction; it is settled or replaced later',
+    );
+  }
+}
+
+/**
+ * Replaces, with higher fees on the same nonce, every unconfirmed transaction of `groups` whose
+ * latest attempt has waited longer than `cctp.replaceAfterMs` while its nonce is still free: an
+ * underpriced transaction would otherwise hold the executor's nonce, and everything behind it,
+ * forever. The rebalance's burn_tx or mint_tx follows the latest attempt.
+ */
+async function replaceStale(deps: RebalanceRunDeps, row: RebalanceRow, groups: SignedTx[][]): Promise<void> {
+  const now = deps.clock.now().getTime();
+  for (const g of groups) {
+    const latest = g.at(-1)!;
+    if (latest.state !== 'signed' || now - latest.createdAt.getTime() < deps.config.cctp.replaceAfterMs)
+      continue;
+    const taken = await deps.chain.transactionCount(latest.chainId, latest.sender as Hex, 'latest');
+    if (BigInt(taken) > latest.nonce) continue; // something landed on it: settling decides what
+    const account = signer(deps.config);
+    const estimate = await readChainState(deps.chain, latest.chainId, account.address);
+    const replacement = await withTransaction(deps.db, async (tx) => {
+      const locked = await findRebalance(tx, row.id, null, { lock: true });
+      if (!locked || locked.phase !== row.phase) return null;
+      const attempts = (await rebalanceTxs(tx, row.id)).filter(
+        (t) => t.chainId === latest.chainId && t.nonce === latest.nonce,
+      );
+      if (attempts.at(-1)?.hash !== latest.hash) return null; // another run replaced it already
+      const next = await signReplacement(tx, deps.clock, account, latest, estimate);
+      const field =
+        latest.purpose === 'rebalance.mint'
+          ? 'mint_tx'
+          : latest.purpose === 'rebalance.burn'
+            ? 'burn_tx'
+            : null;
+      if (field) {
+        await updateRebalance(
+          tx,
+          row.id,
+          row.phase,
+          { [field]: next.hash.toLowerCase() as Hex },
+          deps.clock.now(),
+        );
+      }
+      return next;
+    });
+    if (!replacement) continue;
+    deps.log.warn(
+      { rebalance: row.id, replaced: latest.hash, by: replacement.hash, attempt: replacement.attempt },
+      'unconfirmed transaction replaced with higher fees',
+    );
+    await send(deps, replacement);
+  }
 }
 
 /** Books what the burn's transactions did: the burn (awaiting attestation), or an abort. */
@@ -285,7 +351,12 @@ async function recordBurn(deps: RebalanceRunDeps, row: RebalanceRow, txs: Settle
     deps,
     row,
     'burn_submitted',
-    { phase: 'awaiting_attestation', report, ...(message ? { message } : {}) },
+    {
+      phase: 'awaiting_attestation',
+      burn_tx: burn.hash.toLowerCase() as Hex,
+      report,
+      ...(message ? { message } : {}),
+    },
     {
       part: 'burn',
       kind: 'bridge.burn',
@@ -397,7 +468,7 @@ export async function completeRebalance(
     );
   });
   if (!recorded.mint) throw notAwaiting(await reload(deps, id));
-  await broadcast(deps.chain, recorded.mint);
+  await send(deps, recorded.mint);
   await settleMint(deps, id, waitMs);
   const done = await reload(deps, id);
   return { state: done.phase === 'minted' ? 'minted' : 'mint_submitted', rebalance: toRebalance(done) };
@@ -427,13 +498,18 @@ async function nonceUsed(
 export async function settleMint(deps: RebalanceRunDeps, id: string, waitMs: number): Promise<void> {
   const row = await reload(deps, id);
   if (row.phase !== 'mint_submitted' || row.status !== 'executing') return;
-  const mint = (await rebalanceTxs(deps.db, id)).filter((t) => t.purpose === 'rebalance.mint').at(-1);
-  if (!mint) throw new Error(`rebalance ${id} is mint_submitted without a recorded mint`);
-  if (mint.state === 'signed' && !(await deps.chain.getReceipt(mint.chainId, mint.hash))) {
-    await broadcast(deps.chain, mint);
+  const mints = byNonce((await rebalanceTxs(deps.db, id)).filter((t) => t.purpose === 'rebalance.mint')).at(
+    -1,
+  );
+  if (!mints) throw new Error(`rebalance ${id} is mint_submitted without a recorded mint`);
+  const mint = mints.at(-1)!;
+  if (mint.state === 'signed' && !(await deps.chain.getReceipt(mint.chainId, mint.hash)))
+    await send(deps, mint);
+  const s = await settleNonce(deps.db, deps.chain, deps.clock, mints, waitMs);
+  if (!s) {
+    await replaceStale(deps, row, [mints]);
+    return;
   }
-  const s = await settle(deps.db, deps.chain, deps.clock, mint, waitMs);
-  if (!s) return;
   if (s.state === 'mined') {
     await recordMint(deps, row, s.hash, gasWeiOf(s));
     return;
@@ -533,7 +609,7 @@ async function recordMintedElsewhere(
     : undefined;
   let gasWei = 0n;
   if (ours) {
-    const s = await settle(deps.db, deps.chain, deps.clock, ours, 0);
+    const s = await settleNonce(deps.db, deps.chain, deps.clock, [ours], 0);
     gasWei = s ? gasWeiOf(s) : 0n;
   }
   await withTransaction(deps.db, async (tx) => {

@@ -42,6 +42,7 @@ export interface ExecutorTransactionsTable {
   chain_id: number;
   sender: string;
   nonce: string;
+  attempt: number;
   hash: string;
   raw: string;
   purpose: TxPurpose;
@@ -212,6 +213,8 @@ export interface SignedTx {
   chainId: number;
   sender: string;
   nonce: bigint;
+  /** 1, then 2, 3… for replacements of the same nonce with higher fees. */
+  attempt: number;
   hash: Hex;
   raw: Hex;
   purpose: TxPurpose;
@@ -228,6 +231,7 @@ function txFromRow(r: Selectable<ExecutorTransactionsTable>): SignedTx {
     chainId: r.chain_id,
     sender: r.sender,
     nonce: BigInt(r.nonce),
+    attempt: r.attempt,
     hash: r.hash as Hex,
     raw: r.raw as Hex,
     purpose: r.purpose,
@@ -273,6 +277,7 @@ export async function insertSignedTx(
       chain_id: t.chainId,
       sender: t.sender,
       nonce: t.nonce.toString(),
+      attempt: t.attempt,
       hash: t.hash.toLowerCase(),
       raw: t.raw,
       purpose: t.purpose,
@@ -296,6 +301,7 @@ export async function rebalanceTxs(db: DbExecutor, rebalanceId: string): Promise
     .where('rebalance_id', '=', rebalanceId)
     .orderBy('created_at')
     .orderBy('nonce')
+    .orderBy('attempt')
     .execute();
   return rows.map(txFromRow);
 }

@@ -43,7 +43,9 @@ BEGIN
      OR NEW.amount <> OLD.amount OR NEW.finality <> OLD.finality OR NEW.max_fee <> OLD.max_fee
      OR NEW.policy_version <> OLD.policy_version OR NEW.policy_hash <> OLD.policy_hash
      OR NEW.day <> OLD.day OR NEW.created_at <> OLD.created_at
-     OR (OLD.burn_tx IS NOT NULL AND NEW.burn_tx IS DISTINCT FROM OLD.burn_tx)
+     -- A burn still unconfirmed may be replaced (the same nonce, higher fees): its hash changes
+     -- only then.
+     OR (OLD.burn_tx IS NOT NULL AND NEW.burn_tx IS DISTINCT FROM OLD.burn_tx AND OLD.phase <> 'burn_submitted')
      OR (OLD.message_nonce IS NOT NULL AND NEW.message_nonce IS DISTINCT FROM OLD.message_nonce)
      -- Phases move forward only (a mint that did not land goes back to awaiting its attestation).
      OR NOT (NEW.phase = OLD.phase
@@ -68,12 +70,15 @@ CREATE TRIGGER rebalances_guard BEFORE UPDATE OR DELETE ON rebalances
 
 -- Transactions the executor key signs itself (not UserOperations): each recorded, signed, BEFORE
 -- it is broadcast, so a restart finds every transaction that may be in flight and sends the same
--- bytes again (one nonce lands once: nothing executes twice). The (chain, sender, nonce) key is
--- the nonce manager: nonces are handed out under a per-chain lock, in order, without gaps.
+-- bytes again (one nonce lands once: nothing executes twice). The (chain, sender, nonce) part of
+-- the key is the nonce manager: nonces are handed out under a per-chain lock, in order.
 CREATE TABLE executor_transactions (
   chain_id integer NOT NULL,
   sender text NOT NULL CHECK (sender ~ '^0x[0-9a-f]{40}$'),
   nonce bigint NOT NULL CHECK (nonce >= 0),
+  -- 1, then 2, 3… for replacements: the same transaction signed again on the same nonce with
+  -- higher fees when it stayed unconfirmed; at most one attempt of a nonce is ever mined.
+  attempt integer NOT NULL CHECK (attempt >= 1),
   hash text NOT NULL UNIQUE CHECK (hash ~ '^0x[0-9a-f]{64}$'),
   raw text NOT NULL,                           -- the signed serialized transaction
   purpose text NOT NULL,                       -- rebalance.approve | rebalance.burn | rebalance.mint
@@ -87,7 +92,7 @@ CREATE TABLE executor_transactions (
   l1_fee numeric(78, 0),                       -- OP-stack chains (Base): the L1 data fee, paid too
   created_at timestamptz NOT NULL,
   updated_at timestamptz NOT NULL,
-  PRIMARY KEY (chain_id, sender, nonce)
+  PRIMARY KEY (chain_id, sender, nonce, attempt)
 );
 CREATE INDEX executor_transactions_subject ON executor_transactions (rebalance_id, created_at);
 CREATE INDEX executor_transactions_signed ON executor_transactions (created_at) WHERE state = 'signed';
