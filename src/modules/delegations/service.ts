@@ -14,7 +14,7 @@ import type { AppDeps } from '../../deps.ts';
 import { recordAudit } from '../audit/index.ts';
 import { emitEvent } from '../events/index.ts';
 import { getActivePolicy, noPolicyError } from '../policies/index.ts';
-import { buildTokenRegistry, type TokenRegistry } from '../registry/index.ts';
+import { registryOf } from '../registry/index.ts';
 import {
   buildPermission,
   domainVersion,
@@ -78,10 +78,6 @@ export interface Delegation {
 }
 
 export const nowSecsOf = (clock: Clock): number => Math.floor(clock.now().getTime() / 1000);
-
-export function registryOf(deps: AppDeps): TokenRegistry {
-  return deps.tokenRegistry ?? buildTokenRegistry(deps.config.env);
-}
 
 function modulesOf(deps: AppDeps, chainId: number): KernelModules & KernelDeployment {
   const modules = deps.config.kernel.modules[chainId];

@@ -6,7 +6,7 @@ import {
   type RouteDefinition,
 } from '../../core/http/route-table.ts';
 import type { AppDeps } from '../../deps.ts';
-import { buildTokenRegistry } from '../registry/index.ts';
+import { registryOf } from '../registry/index.ts';
 import {
   CANCELLED_INTENT,
   CREATE_INTENT_BODY,
@@ -50,7 +50,7 @@ function intentDeps(deps: AppDeps): IntentDeps {
     clock: deps.clock,
     db: deps.db,
     // The registry built at start; without one (a test that did not build it), the real addresses.
-    registry: deps.tokenRegistry ?? buildTokenRegistry(deps.config.env),
+    registry: registryOf(deps),
     prices: deps.prices,
   };
 }

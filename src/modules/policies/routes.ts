@@ -1,7 +1,6 @@
 import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
-import type { AppDeps } from '../../deps.ts';
-import { buildTokenRegistry, type TokenRegistry } from '../registry/index.ts';
+import { registryOf } from '../registry/index.ts';
 import { screenAddress } from '../screening/index.ts';
 import { platformDefaults, POLICY_CHAIN_IDS, type PolicyChainId } from './document.ts';
 import {
@@ -32,11 +31,6 @@ import {
 import { invalidRequest } from '../../core/errors/app-error.ts';
 
 const TAGS = ['policies'];
-
-/** The registry built at start; without one (a test that did not build it), the real addresses. */
-function registryOf(deps: AppDeps): TokenRegistry {
-  return deps.tokenRegistry ?? buildTokenRegistry(deps.config.env);
-}
 
 export const policiesRoutes: RouteDefinition[] = [
   defineRoute({

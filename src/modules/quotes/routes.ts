@@ -1,5 +1,5 @@
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
-import { buildTokenRegistry } from '../registry/index.ts';
+import { registryOf } from '../registry/index.ts';
 import { QuoteComparisonSchema, QuoteRequestSchema } from './schemas.ts';
 import { compareQuotes } from './service.ts';
 
@@ -83,7 +83,7 @@ export const quotesRoutes: RouteDefinition[] = [
         {
           db: deps.db,
           venues: deps.venues ?? [],
-          registry: deps.tokenRegistry ?? buildTokenRegistry(deps.config.env),
+          registry: registryOf(deps),
           prices: deps.prices,
           clock: deps.clock,
           config: deps.config,

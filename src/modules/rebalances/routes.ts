@@ -3,7 +3,7 @@ import { unavailable } from '../../core/errors/app-error.ts';
 import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import type { AppDeps } from '../../deps.ts';
-import { buildTokenRegistry } from '../registry/index.ts';
+import { registryOf } from '../registry/index.ts';
 import {
   AWAITING_REBALANCE,
   CREATE_REBALANCE_BODY,
@@ -16,8 +16,6 @@ import { CreateRebalanceBody, RebalanceIdParams, RebalanceSchema } from './schem
 import { admitRebalance, getRebalance } from './service.ts';
 
 const TAGS = ['rebalances'];
-
-const registryOf = (deps: AppDeps) => deps.tokenRegistry ?? buildTokenRegistry(deps.config.env);
 
 /** What completing needs; 503 when this process has no chains, attestation service or executor key. */
 export function rebalanceRunDeps(deps: AppDeps): RebalanceRunDeps | null {

@@ -3,6 +3,7 @@
 export {
   buildTokenRegistry,
   normalizeSymbol,
+  registryOf,
   type DevnetTokenAddresses,
   type RegistryChain,
   type RegistryToken,

@@ -1,9 +1,8 @@
 import { invalidRequest } from '../../core/errors/app-error.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import type { VenueAdapter } from '../../adapters/venues/index.ts';
-import type { AppDeps } from '../../deps.ts';
 import { TokensQuery, TokensResponse } from './schemas.ts';
-import { buildTokenRegistry, type RegistryChain, type TokenRegistry } from './service.ts';
+import { registryOf, type RegistryChain } from './service.ts';
 
 export const registryRoutes: RouteDefinition[] = [
   defineRoute({
@@ -99,11 +98,6 @@ export const registryRoutes: RouteDefinition[] = [
     },
   }),
 ];
-
-/** The registry built at start; without one (a test or tool that did not build it), the real addresses. */
-function registryOf(deps: AppDeps): TokenRegistry {
-  return deps.tokenRegistry ?? buildTokenRegistry(deps.config.env);
-}
 
 function toWire(chain: RegistryChain, venues: readonly VenueAdapter[]) {
   return {
