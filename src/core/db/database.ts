@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Config } from '../../config.ts';
@@ -221,6 +221,14 @@ export function takeDataDirLock(dir: string): () => void {
     }
   }
   throw new Error(`Could not take the lock file ${lockPath}.`);
+}
+
+/**
+ * Holds the named lock until the caller's transaction ends, in every process sharing the database
+ * (a PostgreSQL transaction-level advisory lock on the name's 64-bit hash).
+ */
+export async function lockUntilCommit(tx: DbExecutor, name: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(tx);
 }
 
 /** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */

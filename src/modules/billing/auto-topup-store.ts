@@ -3,7 +3,7 @@
 // return the account of each row they touch.
 
 import { sql, type ColumnType, type Selectable } from 'kysely';
-import type { DbExecutor } from '../../core/db/database.ts';
+import { lockUntilCommit, type DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
 type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>;
@@ -144,9 +144,7 @@ export async function resetFailures(db: DbExecutor, accountId: string, now: Date
 
 /** Serializes the intake of one account's arrows (the quiver cap), in the caller's transaction. */
 export async function lockQuiver(db: DbExecutor, accountId: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`purser.auto_topup:${accountId}`}, 0))`.execute(
-    db,
-  );
+  await lockUntilCommit(db, `purser.auto_topup:${accountId}`);
 }
 
 export async function findArrowByNonce(

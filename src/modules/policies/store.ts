@@ -1,7 +1,6 @@
 // The tables of the policies module: policy versions (append-only) and spend reservations.
 
-import { sql } from 'kysely';
-import type { DbExecutor } from '../../core/db/database.ts';
+import { lockUntilCommit, type DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
 export interface PoliciesTable {
@@ -51,8 +50,7 @@ export interface PolicyRow {
  * every process. Taken before reading the latest version, so version n+1 is never contended.
  */
 export async function lockPolicyHistory(tx: DbExecutor, accountId: string, wallet: string): Promise<void> {
-  const key = `purser.policy:${accountId}:${wallet}`;
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(tx);
+  await lockUntilCommit(tx, `purser.policy:${accountId}:${wallet}`);
 }
 
 /** The wallet's latest policy version, or null. */

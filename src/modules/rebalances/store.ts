@@ -4,7 +4,7 @@
 
 import { sql, type Selectable } from 'kysely';
 import type { Hex } from 'viem';
-import type { DbExecutor } from '../../core/db/database.ts';
+import { lockUntilCommit, type DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 import type { Finality } from './cctp.ts';
 
@@ -185,7 +185,7 @@ export async function rebalancedOn(tx: DbExecutor, wallet: string, day: string):
 
 /** Serializes admissions of one wallet's rebalances (the daily cap) until the transaction ends. */
 export async function lockRebalanceWallet(tx: DbExecutor, wallet: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`purser.rebalance:${wallet}`}, 0))`.execute(tx);
+  await lockUntilCommit(tx, `purser.rebalance:${wallet}`);
 }
 
 /** Open rebalances in `phase` last moved before `before`, oldest first (what the sweeps pick up). */
@@ -246,9 +246,7 @@ function txFromRow(r: Selectable<ExecutorTransactionsTable>): SignedTx {
 
 /** Holds the executor's nonces of one chain until the transaction ends, in every process. */
 export async function lockSenderNonces(tx: DbExecutor, chainId: number, sender: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`purser.nonce:${chainId}:${sender}`}, 0))`.execute(
-    tx,
-  );
+  await lockUntilCommit(tx, `purser.nonce:${chainId}:${sender}`);
 }
 
 /** The next nonce after the recorded ones (call under lockSenderNonces); null when none is recorded. */
