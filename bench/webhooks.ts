@@ -13,6 +13,7 @@
 // exactly as `purser worker` does (startService) plus the load generator on the service's own
 // database handle; this process holds the receiver. See bench/README.md.
 
+import { SealingKeyring } from '../src/core/sealing.ts';
 import { seedAccount } from './seed.ts';
 import { prepareBenchDatabase, type BenchDatabase } from './database.ts';
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
@@ -77,7 +78,7 @@ const TOLERANCE_S = 300;
 const EVENT_KIND = 'bench.webhook';
 const RUN_ID = randomBytes(4).toString('hex');
 /** Development settings, as the service child has them (serviceEnv drops PURSER_SEALING_KEY). */
-const SETTINGS: WebhookSettings = { production: false, sealingKey: null };
+const SETTINGS: WebhookSettings = { production: false, keyring: SealingKeyring.publicDevelopmentKeyring() };
 
 // Wall-clock milliseconds with sub-millisecond resolution, comparable across processes: anchored
 // on the edge of a Date.now() tick, then carried forward by the monotonic clock.

@@ -1,8 +1,10 @@
 // The only reader of process.env. Parsed once at start; every problem is reported in one message.
 
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { privateKeyToAddress } from 'viem/accounts';
 import { parseUsd, usdToMicro } from './core/money.ts';
+import { parseKeyMaterial, PUBLIC_DEV_KEY_ID, SEALING_KEY_ID_PATTERN } from './core/sealing.ts';
 
 export type PurserEnv = 'development' | 'production';
 
@@ -36,8 +38,13 @@ export interface Config {
    */
   intentQueue: { perWallet: number; max: number };
   bodyLimitBytes: number;
-  /** Secret used to seal credentials (AES-256-GCM); 32 bytes, hex or base64. */
-  sealingKey: string | null;
+  /**
+   * The sealing keyring (AES-256-GCM; docs/operations.md "Sealing keys"), newest first: the first
+   * seals, every one opens. From `PURSER_SEALING_KEYS` (`id:key,…`) then `PURSER_SEALING_KEY`
+   * (id `default`). Empty in development without keys (the public development key seals webhook
+   * secrets; venue credentials are refused).
+   */
+  sealingKeys: Array<{ id: string; key: string }>;
   /** Bearer token of the operator surface under /v1/ops/. */
   operatorToken: string | null;
   /** The treasury executor's address: only a sign-in of this address reaches executor routes. */
@@ -403,7 +410,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push(`PURSER_PUBLIC_URL must be an http(s) URL`);
 
   const databaseUrl = str('DATABASE_URL') ?? null;
-  const sealingKey = str('PURSER_SEALING_KEY') ?? null;
+  const sealingKeys = parseSealingKeys(str('PURSER_SEALING_KEYS'), str('PURSER_SEALING_KEY'), problems);
   const operatorToken = str('PURSER_OPERATOR_TOKEN') ?? null;
   const executorAddress =
     str('PURSER_EXECUTOR_ADDRESS')?.toLowerCase() ?? (production ? null : DEVNET_EXECUTOR_ADDRESS);
@@ -473,7 +480,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const missing: string[] = [];
     if (!databaseUrl) missing.push('DATABASE_URL (the embedded database is refused in production)');
     if (!str('PURSER_PUBLIC_URL')) missing.push('PURSER_PUBLIC_URL');
-    if (!sealingKey) missing.push('PURSER_SEALING_KEY');
+    if (sealingKeys.length === 0) missing.push('PURSER_SEALING_KEYS (or PURSER_SEALING_KEY)');
     if (!operatorToken) missing.push('PURSER_OPERATOR_TOKEN');
     for (const chainId of SUPPORTED_CHAINS) {
       if (!rpcUrls[chainId]) missing.push(`RPC_URL_${chainId}`);
@@ -481,9 +488,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (missing.length > 0) problems.push(`production requires these settings: ${missing.join(', ')}`);
     if (str('DEVNET') !== undefined && bool('DEVNET', false))
       problems.push('DEVNET cannot be on in production');
-  }
-  if (sealingKey && !isKey32(sealingKey)) {
-    problems.push('PURSER_SEALING_KEY must be 32 bytes, as 64 hex characters or base64');
   }
 
   const kernelVersion = str('KERNEL_VERSION') ?? '0.3.1';
@@ -575,7 +579,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       max: int('INTENT_QUEUE_MAX', 10_000, 1, 10_000_000),
     },
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
-    sealingKey,
+    sealingKeys,
     operatorToken,
     executorAddress,
     executorPrivateKey,
@@ -890,13 +894,45 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): boolean |
   return entries;
 }
 
-function isKey32(value: string): boolean {
-  if (/^(0x)?[0-9a-fA-F]{64}$/.test(value)) return true;
-  try {
-    return Buffer.from(value, 'base64').length === 32;
-  } catch {
-    return false;
+/**
+ * `PURSER_SEALING_KEYS` is `id:key` pairs, comma-separated, newest first; `PURSER_SEALING_KEY`, a
+ * single key, joins the ring last as `default` (how a deployment of before the keyring rotates:
+ * add a new key to PURSER_SEALING_KEYS and keep the old one where it is until the re-seal job ran).
+ * A key is 32 bytes as 64 hex characters or base64. Never echoes key material.
+ */
+function parseSealingKeys(
+  ring: string | undefined,
+  single: string | undefined,
+  problems: string[],
+): Array<{ id: string; key: string }> {
+  const keys: Array<{ id: string; key: string }> = [];
+  for (const [i, entry] of (ring ?? '').split(',').entries()) {
+    if (entry.trim() === '') continue;
+    const colon = entry.indexOf(':');
+    const id = colon < 0 ? '' : entry.slice(0, colon).trim();
+    const key = colon < 0 ? '' : entry.slice(colon + 1).trim();
+    if (!SEALING_KEY_ID_PATTERN.test(id)) {
+      problems.push(
+        `PURSER_SEALING_KEYS entry ${i + 1} must be <id>:<key> with an id of 1 to 32 letters, digits, _ or -`,
+      );
+    } else if (parseKeyMaterial(key) === null) {
+      problems.push(`PURSER_SEALING_KEYS key "${id}" must be 32 bytes, as 64 hex characters or base64`);
+    } else if (id === PUBLIC_DEV_KEY_ID || keys.some((k) => k.id === id)) {
+      problems.push(`PURSER_SEALING_KEYS key id "${id}" is reserved or used twice`);
+    } else {
+      keys.push({ id, key });
+    }
   }
+  if (single !== undefined) {
+    if (parseKeyMaterial(single) === null) {
+      problems.push('PURSER_SEALING_KEY must be 32 bytes, as 64 hex characters or base64');
+    } else if (keys.some((k) => k.id === 'default')) {
+      problems.push('PURSER_SEALING_KEYS cannot name a key "default" while PURSER_SEALING_KEY is set');
+    } else {
+      keys.push({ id: 'default', key: single });
+    }
+  }
+  return keys;
 }
 
 /** A development config for tests: embedded database, no devnet, quiet logs. */
@@ -974,6 +1010,9 @@ export function parseCctpContracts(raw: string | undefined, problems: string[]):
   return chains;
 }
 
+/** The tests' sealing key: fixed (child processes of a test open what it sealed), not secret. */
+const TEST_SEALING_KEY = createHash('sha256').update('purser test sealing key (not secret)').digest('hex');
+
 export function testConfig(overrides: Partial<Config> = {}): Config {
   const base = loadConfig({
     PURSER_ENV: 'development',
@@ -981,6 +1020,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     LOG_LEVEL: 'silent',
     // Tests never write statement exports into the working copy (createTestApp uses its own directory).
     STATEMENTS_DIR: `${tmpdir()}/purser-test-statements`,
+    // An operator key (not the public development one), so venue credentials can be stored.
+    PURSER_SEALING_KEYS: `test:${TEST_SEALING_KEY}`,
   });
   return { ...base, ...overrides };
 }

@@ -1,5 +1,6 @@
 // Starting and stopping the whole service: database, migrations, devnet, API and workers.
 
+import { keyringOf } from './core/sealing.ts';
 import type { Logger } from 'pino';
 import { createIrisAdapter } from './adapters/attestation/iris.ts';
 import { createJsonRpcBundler } from './adapters/bundler/json-rpc.ts';
@@ -182,7 +183,7 @@ export async function startService(
         db: handle.db,
         clock,
         log,
-        sealingKey: config.sealingKey,
+        keyring: keyringOf(config.sealingKeys),
         production: config.env === 'production',
         listen: (channel, onPayload, onState) => handle.listen(channel, onPayload, onState),
       });

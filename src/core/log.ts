@@ -11,6 +11,8 @@ export const REDACTED_PATHS = [
   '*.private_key',
   '*.privateKey',
   '*.sealingKey',
+  '*.sealingKeys',
+  '*.keyring',
   '*.operatorToken',
   '*.databaseUrl',
   'config',

@@ -3,6 +3,7 @@
 // webhook dispatcher delivering events. Clients under test (the SDK, the MCP server, the example
 // agent, the demo) talk to it over HTTP as they would to a real deployment.
 
+import { keyringOf } from '../../src/core/sealing.ts';
 import type { AddressInfo } from 'node:net';
 import type { DevnetInfo } from '../../src/devnet/devnet.ts';
 import { devnetBundlerUrls } from '../../src/devnet/devnet.ts';
@@ -46,7 +47,7 @@ export async function startListeningService(devnet: DevnetInfo): Promise<Listeni
     db: t.db.db,
     clock: t.deps.clock,
     log: t.deps.log,
-    sealingKey: t.deps.config.sealingKey,
+    keyring: keyringOf(t.deps.config.sealingKeys),
     production: false,
     pollIntervalMs: 200,
   });

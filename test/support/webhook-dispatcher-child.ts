@@ -2,6 +2,8 @@
 // `node --import tsx webhook-dispatcher-child.ts <database url> <worker id>`. The test's receiver
 // holds the request open, so the test can kill -9 this process in the middle of a delivery.
 
+import { testConfig } from '../../src/config.ts';
+import { keyringOf } from '../../src/core/sealing.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { openPostgres } from '../../src/core/db/database.ts';
 import { createWebhookDispatcher } from '../../src/modules/webhooks/index.ts';
@@ -16,7 +18,7 @@ const dispatcher = createWebhookDispatcher({
   clock: systemClock,
   log: quiet,
   workerId,
-  sealingKey: null,
+  keyring: keyringOf(testConfig().sealingKeys),
   production: false,
   pollIntervalMs: 50,
   leaseMs: 20_000,

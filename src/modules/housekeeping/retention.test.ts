@@ -3,6 +3,8 @@
 // past the outbox row's 14 days and compacted to its hash after 90; statement exports of
 // offboarded accounts leave the object store and the table. Time moves with a ManualClock.
 
+import { testConfig } from '../../config.ts';
+import { keyringOf } from '../../core/sealing.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,7 +80,7 @@ const dispatcher = () =>
     db: t.db.db,
     clock,
     log: createLogger('silent'),
-    sealingKey: null,
+    keyring: keyringOf(testConfig().sealingKeys),
     production: false,
   });
 

@@ -1,4 +1,6 @@
+import { testConfig } from '../../config.ts';
 import { spawn } from 'node:child_process';
+import { keyringOf } from '../../core/sealing.ts';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -64,7 +66,7 @@ afterAll(async () => {
 describe.skipIf(!onPostgres)('a webhook dispatcher killed mid-delivery', () => {
   it('loses nothing: another dispatcher delivers once the lease runs out', async () => {
     const { accountId } = await createAccount(t.db.db);
-    const settings = { production: false, sealingKey: null };
+    const settings = { production: false, keyring: keyringOf(testConfig().sealingKeys) };
     await t.db.db.transaction().execute((tx) => setEndpoint(tx, clock, settings, accountId, url));
     secret = await ensureSecret(t.db.db, clock, settings, accountId);
 
@@ -108,7 +110,7 @@ describe.skipIf(!onPostgres)('a webhook dispatcher killed mid-delivery', () => {
       db: t.db.db,
       clock,
       log: createLogger('silent'),
-      sealingKey: null,
+      keyring: keyringOf(testConfig().sealingKeys),
       production: false,
       workerId: 'survivor',
     });

@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import { sql } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { DatabaseHandle, Db } from '../../core/db/database.ts';
-import { openSecret, sealingKeyBytes } from './seal.ts';
+import { webhookSecretContext, type SealingKeyring } from '../../core/sealing.ts';
 import { deliveryBody, DELIVERY_TIMEOUT_MS, sendDelivery, type DeliveryOutcome } from './send.ts';
 
 /** Seconds to wait after failed attempt n (index n-1): 1m, 5m, 30m, 2h, 6h, 12h, 24h, 24h. */
@@ -28,7 +28,7 @@ export interface WebhookDispatcherParameters {
   db: Db;
   clock: Clock;
   log: DispatcherLogger;
-  sealingKey: string | null;
+  keyring: SealingKeyring;
   /** Production: every connection re-checks the resolved address (no private targets). */
   production: boolean;
   /** Wakes the dispatcher on NOTIFY; without it, only the poll interval does. */
@@ -81,7 +81,6 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
   const leaseMs = params.leaseMs ?? 30_000;
   const timeoutMs = params.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const workerId = params.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const key = sealingKeyBytes(params.sealingKey);
   const secrets = new Map<string, string>();
   const stopAll = new AbortController();
   let phase: 'idle' | 'running' | 'stopped' = 'idle';
@@ -124,7 +123,7 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
     const cacheKey = `${row.account_id}:${row.secret_sealed}`;
     let secret = secrets.get(cacheKey);
     if (secret === undefined) {
-      secret = openSecret(key, row.account_id, row.secret_sealed);
+      secret = params.keyring.open(webhookSecretContext(row.account_id), row.secret_sealed);
       secrets.set(cacheKey, secret);
     }
     return secret;

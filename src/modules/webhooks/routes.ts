@@ -1,4 +1,5 @@
 import { requirePrincipal } from '../../core/http/actor.ts';
+import { keyringOf } from '../../core/sealing.ts';
 import { Type } from 'typebox';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -18,7 +19,7 @@ export const FAILURES_DEFAULT_LIMIT = 50;
 export const FAILURES_MAX_LIMIT = 100;
 
 export function webhookSettings(deps: AppDeps): WebhookSettings {
-  return { production: deps.config.env === 'production', sealingKey: deps.config.sealingKey };
+  return { production: deps.config.env === 'production', keyring: keyringOf(deps.config.sealingKeys) };
 }
 
 const EndpointBody = Type.Object(

@@ -4,13 +4,15 @@ import { notFound } from '../../core/errors/app-error.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
 import { newId } from '../../core/ids.ts';
 import { checkResolvedDestination, parseDestination } from './destination.ts';
-import { newWebhookSecret, openSecret, sealingKeyBytes, sealSecret } from './seal.ts';
+import { webhookSecretContext, type SealingKeyring } from '../../core/sealing.ts';
+import { newWebhookSecret } from './seal.ts';
 import { deliveryBody, DELIVERY_TIMEOUT_MS, sendDelivery } from './send.ts';
 import { getEndpoint, listDeadLetters, putSecretIfAbsent, upsertEndpointUrl } from './store.ts';
 
 export interface WebhookSettings {
   production: boolean;
-  sealingKey: string | null;
+  /** Seals and opens the secret (config.sealingKeys). */
+  keyring: SealingKeyring;
 }
 
 /** Validates a destination before the transaction: form, then (production) every resolved address. */
@@ -114,16 +116,16 @@ export async function ensureSecret(
   settings: WebhookSettings,
   accountId: string,
 ): Promise<string> {
-  const key = sealingKeyBytes(settings.sealingKey);
+  const context = webhookSecretContext(accountId);
   const existing = await getEndpoint(tx, accountId);
-  if (existing?.secret_sealed) return openSecret(key, accountId, existing.secret_sealed);
+  if (existing?.secret_sealed) return settings.keyring.open(context, existing.secret_sealed);
   const sealed = await putSecretIfAbsent(
     tx,
     accountId,
-    sealSecret(key, accountId, newWebhookSecret()),
+    settings.keyring.seal(context, newWebhookSecret()),
     clock.now(),
   );
-  return openSecret(key, accountId, sealed);
+  return settings.keyring.open(context, sealed);
 }
 
 export interface DeadLetterItem {

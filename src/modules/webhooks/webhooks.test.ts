@@ -1,4 +1,6 @@
+import { testConfig } from '../../config.ts';
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { keyringOf, webhookSecretContext } from '../../core/sealing.ts';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { sql } from 'kysely';
@@ -16,7 +18,6 @@ import {
   RETRY_SCHEDULE_SECONDS,
   type WebhookDispatcherParameters,
 } from './dispatcher.ts';
-import { openSecret, sealingKeyBytes, sealSecret } from './seal.ts';
 
 const TOLERANCE_SECONDS = 300;
 const clock = new ManualClock(new Date());
@@ -98,7 +99,7 @@ function dispatcher(overrides: Partial<WebhookDispatcherParameters> = {}) {
     db: t.db.db,
     clock,
     log,
-    sealingKey: null,
+    keyring: keyringOf(testConfig().sealingKeys),
     production: false,
     ...overrides,
   });
@@ -149,11 +150,10 @@ describe('webhook secret and endpoint', () => {
       .where('account_id', '=', accountId)
       .executeTakeFirstOrThrow();
     expect(row.secret_sealed).not.toContain(receiver.secret);
-    const key = sealingKeyBytes(null);
-    expect(openSecret(key, accountId, row.secret_sealed!)).toBe(receiver.secret);
-    expect(() => openSecret(key, 'acc_other', row.secret_sealed!)).toThrow();
-    const realKey = sealingKeyBytes('11'.repeat(32));
-    expect(openSecret(realKey, accountId, sealSecret(realKey, accountId, 'x'))).toBe('x');
+    const ring = keyringOf(t.deps.config.sealingKeys);
+    expect(row.secret_sealed!.startsWith(ring.currentPrefix())).toBe(true);
+    expect(ring.open(webhookSecretContext(accountId), row.secret_sealed!)).toBe(receiver.secret);
+    expect(() => ring.open(webhookSecretContext('acc_other'), row.secret_sealed!)).toThrow();
   });
 
   it('needs admin scope for the endpoint and the secret, read for failures and events', async () => {
@@ -198,7 +198,7 @@ describe('webhook secret and endpoint', () => {
 
     const prod = await createTestApp({
       clock,
-      config: { env: 'production', sealingKey: '22'.repeat(32) },
+      config: { env: 'production', sealingKeys: [{ id: 'k1', key: '22'.repeat(32) }] },
     });
     {
       try {
