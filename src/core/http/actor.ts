@@ -20,3 +20,8 @@ export function actorOf(ctx: {
 }): Actor {
   return { principal: requirePrincipal(ctx), network: { clientIp: ctx.clientIp, userAgent: ctx.userAgent } };
 }
+
+/** How audit facts name the credential that acted: `session:<id>` or `key:<id>`. */
+export function actorName(actor: { principal: Principal }): string {
+  return `${actor.principal.kind}:${actor.principal.credentialId}`;
+}

@@ -6,6 +6,7 @@
 // stay; statement exports are deleted by the housekeeping sweep. See docs/decisions.md,
 // "Offboarding".
 
+import { actorName } from '../../core/http/actor.ts';
 import { getAddress } from 'viem';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
@@ -149,8 +150,6 @@ async function openDelegations(db: DbExecutor, accountId: string, lock = false) 
     .orderBy('id');
   return (lock ? q.forUpdate() : q).execute();
 }
-
-const actorName = (actor: Actor) => `${actor.principal.kind}:${actor.principal.credentialId}`;
 
 /** The offboard result's `note`: what was done, what is kept, and what only the owner can still do. */
 export function offboardNote(address: string): string {

@@ -3,6 +3,7 @@ import type { Actor } from '../../core/http/actor.ts';
 // reads happen before the transaction (the routes call them first); the transactional steps take
 // only `tx`. Events and audit facts are written in the same transaction as the state they report.
 
+import { actorName } from '../../core/http/actor.ts';
 import { getAddress, isAddressEqual, type Address, type Hex } from 'viem';
 import { venueContracts } from '../../adapters/venues/index.ts';
 import type { Clock } from '../../core/clock.ts';
@@ -172,8 +173,6 @@ function buildTypedData(row: DelegationRow) {
     },
   };
 }
-
-const actorName = (actor: DelegationActor) => `${actor.principal.kind}:${actor.principal.credentialId}`;
 
 async function record(
   tx: DbExecutor,

@@ -7,6 +7,7 @@
 // settled, whether the request itself or the reconciler gets there: the payment is credited to
 // the prepaid balance, the fee debited from it, and the feature request recorded, all at once.
 
+import { actorName } from '../../core/http/actor.ts';
 import { getAddress } from 'viem';
 import type { Clock } from '../../core/clock.ts';
 import type { Tx } from '../../core/db/database.ts';
@@ -86,10 +87,6 @@ export interface FeedbackReceipt {
 type FeedbackDeps = PaymentsDeps;
 
 /** `session:<id>` or `key:<id>`: who asked, for the audit fact. */
-function actorLabel(actor: Actor): string {
-  return `${actor.principal.kind}:${actor.principal.credentialId}`;
-}
-
 /** The URL a payment pays for: the `resource` of the 402's requirements. */
 export function feedbackResource(deps: Pick<FeedbackDeps, 'config'>): string {
   return `${deps.config.publicUrl}${FEEDBACK_PATH}`;
@@ -182,7 +179,7 @@ function prepaidFeedback(deps: Pick<FeedbackDeps, 'config' | 'clock'>, actor: Ac
     },
     audit: {
       accountId,
-      actor: actorLabel(actor),
+      actor: actorName(actor),
       action: 'feedback.create',
       subject: id,
       details: { charged_usd: receipt.charged_usd, paid_by: paidBy, paid_ref: receipt.paid_ref },
@@ -327,7 +324,7 @@ export async function payFeedbackWithX402(
       request: {
         title: input.title,
         body: input.body,
-        actor: actorLabel(actor),
+        actor: actorName(actor),
         resource: feedbackResource(deps),
       },
       deadline,

@@ -2,6 +2,7 @@
 // transaction: switches, policy, registry, rules, USD valuation, spend reservation, fee, row,
 // event, executor job), the reads, and cancel. No HTTP here. The executor is another module.
 
+import { actorName } from '../../core/http/actor.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import { withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
@@ -116,8 +117,6 @@ export function toIntent(row: IntentRow): Intent {
     updated_at: row.updated_at.toISOString(),
   };
 }
-
-const actorName = (actor: Actor) => `${actor.principal.kind}:${actor.principal.credentialId}`;
 
 /** Whether the chain has a venue that settles conversions (the testbed has none). */
 const convertsOn = (chain: RegistryChain) => chain.venues.some((v) => v.settles);

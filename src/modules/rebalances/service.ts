@@ -3,6 +3,7 @@
 // daily cap, the planned row, its event and its burn job), and the reads. No HTTP here; the burn,
 // the attestation and the mint are in run.ts.
 
+import { actorName } from '../../core/http/actor.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
@@ -83,8 +84,6 @@ export interface CreateRebalanceRequest {
   to_chain_id: number;
   amount: string;
 }
-
-const actorName = (actor: Actor) => `${actor.principal.kind}:${actor.principal.credentialId}`;
 
 function policyViolation(rule: string, limit: string, value: string): AppError {
   return new AppError(
