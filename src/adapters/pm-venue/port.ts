@@ -15,6 +15,47 @@ export interface ClobApiCredentials {
   passphrase: string;
 }
 
+/** An order's side as the CLOB's REST payload spells it (the signed struct says 0 BUY, 1 SELL). */
+export type ClobSide = 'BUY' | 'SELL';
+
+/**
+ * Who signs for whom (clob-client-v2 `SignatureTypeV2`): 0 EOA (maker = signer), 1 POLY_PROXY and
+ * 2 POLY_GNOSIS_SAFE (maker = the proxy or Safe holding the funds, signer = its owning EOA),
+ * 3 POLY_1271 (maker = signer = a smart-contract wallet).
+ */
+export const CLOB_SIGNATURE_TYPES = { EOA: 0, POLY_PROXY: 1, POLY_GNOSIS_SAFE: 2, POLY_1271: 3 } as const;
+export type ClobSignatureType = (typeof CLOB_SIGNATURE_TYPES)[keyof typeof CLOB_SIGNATURE_TYPES];
+
+/**
+ * A CLOB V2 order as the exchange signs it (`Order(uint256 salt,address maker,address signer,
+ * uint256 tokenId,uint256 makerAmount,uint256 takerAmount,uint8 side,uint8 signatureType,
+ * uint256 timestamp,bytes32 metadata,bytes32 builder)`), integers as decimal strings. BUY: makerAmount
+ * is the collateral paid, takerAmount the outcome tokens received; SELL the reverse; both in
+ * 6-decimal base units.
+ */
+export interface ClobOrderV2 {
+  salt: string;
+  maker: Address;
+  signer: Address;
+  /** The outcome token (ERC-1155 position id). */
+  tokenId: string;
+  makerAmount: string;
+  takerAmount: string;
+  side: ClobSide;
+  signatureType: ClobSignatureType;
+  /** Milliseconds since the epoch when the order was made. */
+  timestamp: string;
+  /** Unix seconds, "0" for none: sent with the order, not part of what is signed. */
+  expiration: string;
+  metadata: Hex;
+  builder: Hex;
+}
+
+/** A signed V2 order, as `POST /order` carries it (`order`). */
+export interface ClobSignedOrderV2 extends ClobOrderV2 {
+  signature: Hex;
+}
+
 /** The venue looked at a credential and answered. */
 export type CredentialCheck = { ok: true } | { ok: false; reason: string };
 
