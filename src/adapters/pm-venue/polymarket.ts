@@ -10,8 +10,27 @@
 // a log: errors quote the venue's own error text, with any credential value scrubbed from it.
 
 import { createHmac } from 'node:crypto';
-import { hashTypedData, type Address, type Hex, type LocalAccount, type TypedDataDefinition } from 'viem';
-import type { ClobApiCredentials, ClobOrderV2 } from './port.ts';
+import {
+  getAddress,
+  hashTypedData,
+  type Address,
+  type Hex,
+  type LocalAccount,
+  type TypedDataDefinition,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { systemClock, type Clock } from '../../core/clock.ts';
+import { parseRetryAfter } from '../venues/aggregator-http.ts';
+import {
+  VenueRejected,
+  VenueUnavailable,
+  type ClobApiCredentials,
+  type ClobOrderV2,
+  type CredentialCheck,
+  type PolymarketClobPort,
+} from './port.ts';
+
+export const POLYMARKET_CLOB_DEFAULT_BASE_URL = 'https://clob.polymarket.com';
 
 // ------------------------------------------------------------------------------ L1 (ClobAuth)
 
@@ -211,4 +230,190 @@ export function orderHashV2(
   venue: { chainId: number; negRisk: boolean; verifyingContract?: Address },
 ): Hex {
   return hashTypedData(orderTypedDataV2(order, venue));
+}
+
+// ------------------------------------------------------------------------------ the adapter
+
+export interface PolymarketClobOptions {
+  /** Default https://clob.polymarket.com; the devnet points it at its loopback fake. */
+  baseUrl?: string;
+  /** The chain the L1 signatures name (137 for Polygon). */
+  chainId: number;
+  /** Limit of one HTTP call in milliseconds. */
+  timeoutMs: number;
+  fetch?: typeof fetch;
+  clock?: Clock;
+}
+
+interface ClobAnswer {
+  status: number;
+  headers: Headers;
+  /** The parsed body; undefined when it was empty, null when it was not JSON. */
+  json: unknown;
+}
+
+/** The venue's `error` text, with any credential value taken out, short. */
+function venueText(json: unknown, secrets: readonly string[]): string {
+  const raw = (json as { error?: unknown } | null)?.error;
+  let text = typeof raw === 'string' ? raw : '';
+  for (const secret of secrets) if (secret.length >= 4) text = text.split(secret).join('[redacted]');
+  text = text.replace(/\s+/g, ' ').trim();
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+function credentialsIn(json: unknown): ClobApiCredentials | null {
+  const body = json as { apiKey?: unknown; secret?: unknown; passphrase?: unknown } | null;
+  if (
+    typeof body?.apiKey === 'string' &&
+    body.apiKey !== '' &&
+    typeof body.secret === 'string' &&
+    body.secret !== '' &&
+    typeof body.passphrase === 'string' &&
+    body.passphrase !== ''
+  ) {
+    return { apiKey: body.apiKey, secret: body.secret, passphrase: body.passphrase };
+  }
+  return null;
+}
+
+export function createPolymarketClob(options: PolymarketClobOptions): PolymarketClobPort {
+  const baseUrl = (options.baseUrl ?? POLYMARKET_CLOB_DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const doFetch = options.fetch ?? fetch;
+  const clock = options.clock ?? systemClock;
+  const seconds = () => Math.floor(clock.now().getTime() / 1000);
+
+  async function call(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    headers: Record<string, string>,
+    what: string,
+  ): Promise<ClobAnswer> {
+    let res: Response;
+    try {
+      res = await doFetch(`${baseUrl}${path}`, {
+        method,
+        headers: { accept: 'application/json', ...headers },
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+    } catch (err) {
+      const name = (err as Error).name;
+      const why = name === 'TimeoutError' || name === 'AbortError' ? 'timed out' : 'could not be reached';
+      throw new VenueUnavailable(`Polymarket CLOB ${what}: the venue ${why}`);
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch {
+      throw new VenueUnavailable(`Polymarket CLOB ${what}: the answer broke off (HTTP ${res.status})`);
+    }
+    let json: unknown;
+    if (text.trim() === '') json = undefined;
+    else {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = null;
+      }
+    }
+    return { status: res.status, headers: res.headers, json };
+  }
+
+  /** A 429, a 5xx, an answer that is not JSON: the venue could not be asked. */
+  function unavailable(answer: ClobAnswer, what: string): VenueUnavailable | null {
+    if (answer.status === 429) {
+      const retryAfterMs = parseRetryAfter(answer.headers.get('retry-after'), clock.now()) ?? null;
+      return new VenueUnavailable(
+        `Polymarket CLOB ${what}: rate limited (HTTP 429${retryAfterMs === null ? '' : `, retry after ${retryAfterMs} ms`})`,
+        retryAfterMs,
+      );
+    }
+    if (answer.status >= 500) return new VenueUnavailable(`Polymarket CLOB ${what}: HTTP ${answer.status}`);
+    if (answer.json === null)
+      return new VenueUnavailable(`Polymarket CLOB ${what}: the answer was not JSON (HTTP ${answer.status})`);
+    return null;
+  }
+
+  async function l1(
+    method: 'GET' | 'POST',
+    path: string,
+    account: LocalAccount,
+    nonce: number,
+    what: string,
+  ): Promise<{ creds: ClobApiCredentials } | { refused: VenueRejected }> {
+    const headers = await buildClobL1Headers({
+      account,
+      chainId: options.chainId,
+      timestamp: seconds(),
+      nonce,
+    });
+    const answer = await call(method, path, { ...headers }, what);
+    const down = unavailable(answer, what);
+    if (down) throw down;
+    if (answer.status === 200) {
+      const creds = credentialsIn(answer.json);
+      if (!creds) throw new VenueUnavailable(`Polymarket CLOB ${what}: the answer had no credential`);
+      return { creds };
+    }
+    const text = venueText(answer.json, []);
+    return {
+      refused: new VenueRejected(
+        `Polymarket CLOB ${what}: refused (HTTP ${answer.status}${text ? `: ${text}` : ''})`,
+        answer.status,
+      ),
+    };
+  }
+
+  return {
+    async deriveApiCredentials(signerKey: Hex, nonce = 0): Promise<ClobApiCredentials> {
+      if (!Number.isSafeInteger(nonce) || nonce < 0)
+        throw new Error('deriveApiCredentials: nonce must be ≥ 0');
+      let account: LocalAccount;
+      try {
+        account = privateKeyToAccount(signerKey);
+      } catch {
+        throw new Error('deriveApiCredentials: the signer key is not a private key');
+      }
+      // Derive the credential the CLOB has; create it when there is none (and a create refused
+      // because one appeared meanwhile is derived once more).
+      const derived = await l1('GET', '/auth/derive-api-key', account, nonce, 'derive API key');
+      if ('creds' in derived) return derived.creds;
+      if (derived.refused.status === 401 || derived.refused.status === 403) throw derived.refused;
+      const created = await l1('POST', '/auth/api-key', account, nonce, 'create API key');
+      if ('creds' in created) return created.creds;
+      if (created.refused.status !== 400) throw created.refused;
+      const again = await l1('GET', '/auth/derive-api-key', account, nonce, 'derive API key');
+      if ('creds' in again) return again.creds;
+      throw again.refused;
+    },
+
+    async checkApiCredentials(address: Address, creds: ClobApiCredentials): Promise<CredentialCheck> {
+      const what = 'check API key';
+      const path = '/auth/api-keys';
+      const headers = buildClobL2Headers({
+        address: getAddress(address),
+        creds,
+        timestamp: seconds(),
+        method: 'GET',
+        requestPath: path,
+      });
+      const answer = await call('GET', path, { ...headers }, what);
+      const down = unavailable(answer, what);
+      if (down) throw down;
+      if (answer.status === 401 || answer.status === 403) {
+        const text = venueText(answer.json, [creds.secret, creds.passphrase, creds.apiKey]);
+        return {
+          ok: false,
+          reason: `Polymarket refused the API credential (HTTP ${answer.status}${text ? `: ${text}` : ''})`,
+        };
+      }
+      if (answer.status !== 200) {
+        throw new VenueUnavailable(`Polymarket CLOB ${what}: HTTP ${answer.status}`);
+      }
+      const keys = (answer.json as { apiKeys?: unknown } | undefined)?.apiKeys;
+      if (!Array.isArray(keys)) {
+        throw new VenueUnavailable(`Polymarket CLOB ${what}: the answer had no apiKeys list`);
+      }
+      return { ok: true };
+    },
+  };
 }
