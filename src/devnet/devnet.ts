@@ -15,13 +15,16 @@ import {
   createTestClient,
   createWalletClient,
   getContractAddress,
+  hexToBigInt,
   http,
   encodeFunctionData,
   isHex,
+  keccak256,
   pad,
   parseAbi,
   parseEther,
   parseUnits,
+  toHex,
   zeroAddress,
   type Abi,
   type Address,
@@ -33,6 +36,7 @@ import { chainDefinition } from '../adapters/chain/viem.ts';
 import { isAlive } from '../core/process.ts';
 import { startDevnetBundler, type DevnetBundler } from './bundler.ts';
 import { startAggregatorFakes, type FakeChain } from './fakes/index.ts';
+import { startClobFake, type ClobFakeMarket } from './fakes/clob.ts';
 import { startIrisFake, type IrisFakeChain } from './fakes/iris.ts';
 import { seedDevnetMarkets, type DevnetPool } from './markets.ts';
 
@@ -68,6 +72,30 @@ export const DEVNET_CCTP_DOMAINS: Record<number, number> = { 8453: 6, 137: 7 };
 export const DEVNET_CCTP_ATTESTER_PRIVATE_KEY: Hex =
   '0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97';
 export const DEVNET_CCTP_ATTESTER: Address = privateKeyToAccount(DEVNET_CCTP_ATTESTER_PRIVATE_KEY).address;
+
+/**
+ * The markets the devnet's Polymarket CLOB fake lists (made-up ids, fixed across runs): a binary
+ * market on the 0.01 grid and a neg-risk one on the 0.001 grid (its orders are signed for the
+ * neg-risk exchange). The devnet has no conditional-token contract, so outcome-token balances
+ * come from the fake's in-memory table.
+ */
+export const DEVNET_POLYMARKET_MARKETS: ClobFakeMarket[] = [
+  devnetMarket('Will the devnet answer?', '0.01', false),
+  devnetMarket('Which devnet chain settles first: Polygon?', '0.001', true),
+];
+
+function devnetMarket(
+  question: string,
+  tickSize: ClobFakeMarket['tickSize'],
+  negRisk: boolean,
+): ClobFakeMarket {
+  const conditionId = keccak256(toHex(`purser devnet polymarket: ${question}`));
+  const token = (outcome: string) => ({
+    tokenId: hexToBigInt(keccak256(concat([conditionId, toHex(outcome)]))).toString(),
+    outcome,
+  });
+  return { conditionId, question, tickSize, negRisk, minOrderSize: 5, tokens: [token('Yes'), token('No')] };
+}
 
 /** EIP-712 token name of USDC per chain (the real tokens differ: Base Sepolia says "USDC"). */
 const USDC_EIP712_NAME: Record<number, string> = { 84532: 'USDC', 8453: 'USD Coin', 137: 'USD Coin' };
@@ -182,6 +210,16 @@ export interface DevnetChain {
    * with EntryPoint v0.7 and Kernel: what `BUNDLER_URL_<chainId>` defaults to in development.
    */
   bundlerUrl?: string;
+  /**
+   * Polygon (137) only: the Polymarket CLOB fake on loopback (src/devnet/fakes/clob.ts: CLOB V2's
+   * REST API, which @polymarket/clob-client-v2 uses unchanged), what the Polymarket adapter uses
+   * instead of clob.polymarket.com in development. Orders are signed for this chain and
+   * Polymarket's V2 exchange addresses (the client's); collateral balances and allowances are this
+   * chain's pUSD (`contracts.pusd`), and Safe owners (signature type 2) are asked on this chain.
+   * `markets` are the ones it lists (DEVNET_POLYMARKET_MARKETS). Its API keys are kept in
+   * `<stateDir>/polymarket-clob-api-keys.json` when the devnet keeps state.
+   */
+  polymarket?: { clobUrl: string; markets: ClobFakeMarket[] };
 }
 
 /** What a devnet is, as plain data (structured-cloneable: safe for vitest's provide/inject). */
@@ -1030,11 +1068,13 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
   const bundlers: DevnetBundler[] = [];
   let stopFakes: (() => Promise<void>) | null = null;
   let stopIris: (() => Promise<void>) | null = null;
+  let stopClob: (() => Promise<void>) | null = null;
   let aggregators: DevnetInfo['aggregators'];
   let attestation: DevnetInfo['attestation'];
   const stopAll = async (): Promise<void> => {
     await stopFakes?.();
     await stopIris?.();
+    await stopClob?.();
     await Promise.all(bundlers.map((b) => b.stop()));
     await Promise.all(anvils.map((a) => a.stop()));
   };
@@ -1161,6 +1201,24 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
         domains: Object.fromEntries(Object.entries(irisChains).map(([id, c]) => [Number(id), c.domain])),
       };
       log(`devnet Iris fake (CCTP attestations) at ${iris.url}`);
+    }
+
+    // Polymarket's CLOB, when Polygon runs.
+    const polygon = chains[POLYGON_CHAIN_ID];
+    if (polygon) {
+      const clob = await startClobFake({
+        chainId: POLYGON_CHAIN_ID,
+        markets: DEVNET_POLYMARKET_MARKETS,
+        chain: {
+          rpcUrl: polygon.rpcUrl,
+          ...(polygon.contracts.pusd ? { collateral: polygon.contracts.pusd } : {}),
+        },
+        ...(stateDir ? { persistPath: join(resolve(stateDir), 'polymarket-clob-api-keys.json') } : {}),
+        host,
+      });
+      stopClob = () => clob.stop();
+      polygon.polymarket = { clobUrl: clob.url, markets: structuredClone(DEVNET_POLYMARKET_MARKETS) };
+      log(`devnet Polymarket CLOB fake at ${clob.url}`);
     }
 
     let stopped: Promise<void> | null = null;

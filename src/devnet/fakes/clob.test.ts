@@ -896,6 +896,44 @@ contract OneOwnerWallet {
     function isOwner(address who) external view returns (bool) { return who == owner; }
 }`;
 
+  it.runIf(Boolean(chain?.polymarket))(
+    "is started by the devnet for Polygon: its markets trade and its balances are the chain's pUSD",
+    async () => {
+      const polygon = devnetChain(devnet, 137);
+      const { clobUrl, markets } = polygon.polymarket!;
+      expect(markets.map((m) => [m.tickSize, m.negRisk])).toEqual([
+        ['0.01', false],
+        ['0.001', true],
+      ]);
+      const holder = await newFundedAccount(devnet, {
+        chainId: 137,
+        tokens: [{ symbol: 'pUSD', amount: 4_200_000n }],
+      });
+      const t = await trader({ key: holder.privateKey, url: clobUrl });
+      expect(await t.client.getTickSize(markets[0]!.tokens[0].tokenId)).toBe('0.01');
+      expect(await t.client.getNegRisk(markets[1]!.tokens[0].tokenId)).toBe(true);
+      for (const market of markets) {
+        const posted = await t.strict.postOrder(
+          await t.client.createOrder({
+            tokenID: market.tokens[0].tokenId,
+            price: 0.05,
+            size: 5,
+            side: Side.BUY,
+          }),
+        );
+        expect(posted).toMatchObject({ success: true, status: 'live' });
+      }
+      const held = await t.client.getBalanceAllowance({ asset_type: AssetType.COLLATERAL });
+      expect(held.balance).toBe('4200000');
+      expect(Object.keys(held.allowances)).toEqual([
+        CTF_EXCHANGE_V2[137]!.exchange,
+        CTF_EXCHANGE_V2[137]!.negRiskExchange,
+        CTF_EXCHANGE_V2[137]!.negRiskAdapter,
+      ]);
+      expect((await t.client.cancelAll()).canceled).toHaveLength(2);
+    },
+  );
+
   it.runIf(Boolean(chain?.contracts.pusd))(
     'accepts a type 2 order when the Safe says isOwner, and reads pUSD balance and allowances on chain',
     async () => {
