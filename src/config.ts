@@ -3,10 +3,36 @@
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { privateKeyToAddress } from 'viem/accounts';
+import { parseCountryList } from './adapters/geo/countries.ts';
+import { DEFAULT_RESTRICTED_COUNTRIES } from './adapters/geo/restricted.ts';
 import { parseUsd, usdToMicro } from './core/money.ts';
 import { parseKeyMaterial, PUBLIC_DEV_KEY_ID, SEALING_KEY_ID_PATTERN } from './core/sealing.ts';
 
 export type PurserEnv = 'development' | 'production';
+
+export interface PmConfig {
+  /** Polymarket's CLOB (`POLYMARKET_CLOB_URL`; the devnet's CLOB in development). */
+  polymarketClobUrl: string;
+  polymarketClobUrlConfigured: boolean;
+  /** Kalshi's trade API root, with /trade-api/v2 (`KALSHI_API_URL`; the devnet's in development). */
+  kalshiApiUrl: string;
+  kalshiApiUrlConfigured: boolean;
+  /** How long one venue request may take. */
+  venueTimeoutMs: number;
+  /** The jurisdiction gate of every prediction-market route. */
+  geo: {
+    restrictedCountries: string[];
+    /** Proxies whose country header and X-Forwarded-For are believed (addresses, CIDR blocks). */
+    trustedProxies: string[];
+    countryHeader: string;
+    /** A MaxMind GeoIP2/GeoLite2 Country or City database the operator supplies. */
+    maxmindDbPath: string | null;
+    /** Loopback clients pass (development default). */
+    allowLoopback: boolean;
+  };
+  /** The volume watch on venue credentials (a usage burst raises security.alert). */
+  watch: { burstMinPerMinute: number; burstFactor: number };
+}
 
 export interface Config {
   env: PurserEnv;
@@ -118,6 +144,8 @@ export interface Config {
   };
   /** Cross-chain USDC rebalances over Circle's CCTP V2 (docs/rebalances.md). */
   cctp: CctpConfig;
+  /** Prediction markets (docs/prediction-markets.md). */
+  pm: PmConfig;
   /** On-chain payments to the platform: top-ups, x402 fees, auto-top-up arrows (USDC, EIP-3009). */
   payments: PaymentsConfig;
   /** Independent USD price references (docs/prices.md). */
@@ -644,6 +672,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       replaceAfterMs: int('REBALANCE_REPLACE_AFTER_MS', 180_000, 1_000, 3_600_000),
       faultCrash: production ? null : faultCrash(str('PURSER_FAULT_REBALANCE_CRASH'), problems),
     },
+    pm: {
+      polymarketClobUrl: baseUrl('POLYMARKET_CLOB_URL', 'https://clob.polymarket.com'),
+      polymarketClobUrlConfigured: str('POLYMARKET_CLOB_URL') !== undefined,
+      kalshiApiUrl: baseUrl('KALSHI_API_URL', 'https://api.elections.kalshi.com/trade-api/v2'),
+      kalshiApiUrlConfigured: str('KALSHI_API_URL') !== undefined,
+      venueTimeoutMs: int('PM_VENUE_TIMEOUT_MS', 5_000, 100, 60_000),
+      geo: {
+        restrictedCountries: countryList(str('PM_RESTRICTED_COUNTRIES'), problems),
+        trustedProxies: (str('PM_GEO_TRUSTED_PROXIES') ?? '')
+          .split(',')
+          .map((e) => e.trim())
+          .filter((e) => e !== ''),
+        countryHeader: (str('PM_GEO_COUNTRY_HEADER') ?? 'cf-ipcountry').toLowerCase(),
+        maxmindDbPath: str('PM_GEO_MAXMIND_DB') ?? null,
+        allowLoopback: bool('PM_GEO_ALLOW_LOOPBACK', !production),
+      },
+      watch: {
+        burstMinPerMinute: int('PM_CREDENTIAL_BURST_MIN_PER_MINUTE', 60, 1, 1_000_000),
+        burstFactor: int('PM_CREDENTIAL_BURST_FACTOR', 10, 1, 1_000_000),
+      },
+    },
     payments: {
       chainId: paymentsChainId,
       treasury: treasury as `0x${string}` | null,
@@ -892,6 +941,21 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): boolean |
     return false;
   }
   return entries;
+}
+
+/** `PM_RESTRICTED_COUNTRIES`: ISO 3166-1 alpha-2 codes, comma-separated; default Polymarket's list. */
+function countryList(raw: string | undefined, problems: string[]): string[] {
+  if (raw === undefined) return [...DEFAULT_RESTRICTED_COUNTRIES];
+  const entries = raw
+    .split(',')
+    .map((e) => e.trim().toUpperCase())
+    .filter((e) => e !== '');
+  try {
+    return [...parseCountryList(entries, 'PM_RESTRICTED_COUNTRIES')];
+  } catch (err) {
+    problems.push((err as Error).message);
+    return [...DEFAULT_RESTRICTED_COUNTRIES];
+  }
 }
 
 /**

@@ -4,6 +4,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AttestationPort } from './adapters/attestation/port.ts';
 import type { BundlerPort } from './adapters/bundler/port.ts';
+import type { JurisdictionGate } from './adapters/geo/index.ts';
+import type { PmVenuePorts } from './adapters/pm-venue/port.ts';
 import type { ChainPort } from './adapters/chain/port.ts';
 import type { VenueAdapter } from './adapters/venues/index.ts';
 import type { ObjectStore } from './adapters/object-store/port.ts';
@@ -49,6 +51,16 @@ export interface AppDeps {
    * cannot complete (503).
    */
   attestation?: AttestationPort;
+  /**
+   * The prediction-market venues' APIs (Polymarket's CLOB, Kalshi; the devnet's fakes in
+   * development). Absent: credentials cannot be stored (503).
+   */
+  pmVenues?: PmVenuePorts;
+  /**
+   * Where a request comes from, for the prediction-market routes (docs/prediction-markets.md).
+   * Absent: built from config without a GeoIP database.
+   */
+  jurisdiction?: JurisdictionGate;
   /** The conversion venues (docs/venues.md); absent: none, so nothing can be quoted. */
   venues?: VenueAdapter[];
   /** The running devnet, in development only; the faucet uses it. */

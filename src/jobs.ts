@@ -3,6 +3,7 @@
 
 import { enqueueJob, type JobHandler, type JobSchedule } from './core/jobs/index.ts';
 import { purgeExpiredIdempotencyKeys } from './core/http/idempotency.ts';
+import { keyringOf } from './core/sealing.ts';
 import type { AppDeps } from './deps.ts';
 import { expireArrows, FIRE_JOB, fireAutoTopup, syncSettlingArrows } from './modules/billing/auto-topup.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
@@ -17,6 +18,8 @@ import {
   compactWebhookEnvelopes,
   purgeExpiredSiweNonces,
   purgeNetworkContext,
+  purgeVenueCredentialUsage,
+  resealStale,
   purgeOffboardedStatementExports,
   purgeTestAccounts,
   purgeWebhookOutbox,
@@ -120,8 +123,22 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
     },
     'housekeeping.network_context': async () => {
       const deleted = await purgeNetworkContext(deps.db, deps.clock);
-      if (deleted.networkContext + deleted.credentialUses > 0)
+      if (deleted.networkContext + deleted.credentialUses + deleted.venueCredentialNetworks > 0)
         deps.log.info(deleted, 'network context older than 90 days deleted');
+      const usage = await purgeVenueCredentialUsage(deps.db, deps.clock);
+      if (usage > 0)
+        deps.log.info({ deleted: usage }, 'venue credential use counts older than 8 days deleted');
+    },
+    // Moves sealed values onto the newest sealing key (docs/operations.md, "Sealing keys").
+    'sealing.reseal': async () => {
+      const moved = await resealStale(deps.db, keyringOf(deps.config.sealingKeys));
+      if (moved.webhookSecrets + moved.venueCredentials > 0)
+        deps.log.info(moved, 'sealed values moved onto the newest sealing key');
+      if (moved.unopenable > 0)
+        deps.log.error(
+          { unopenable: moved.unopenable },
+          'sealed values that no configured sealing key opens: put the removed key back in PURSER_SEALING_KEYS',
+        );
     },
     'housekeeping.webhook_outbox': async () => {
       const deleted = await purgeWebhookOutbox(deps.db, deps.clock);
@@ -205,6 +222,7 @@ export const jobSchedules: JobSchedule[] = [
     jobName: 'housekeeping.payment_challenges',
   },
   { name: 'rebalances.complete', everySeconds: 3600, jobName: 'rebalances.complete' },
+  { name: 'sealing.reseal', everySeconds: 3600, jobName: 'sealing.reseal' },
   { name: 'reservations.expire', everySeconds: 60, jobName: 'reservations.expire' },
   { name: 'executor.reconcile', everySeconds: 60, jobName: 'executor.reconcile' },
   { name: 'delegations.expire', everySeconds: 60, jobName: 'delegations.expire' },

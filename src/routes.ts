@@ -16,6 +16,7 @@ import { keysRoutes } from './modules/keys/routes.ts';
 import { opsRoutes } from './modules/ops/routes.ts';
 import { policiesRoutes } from './modules/policies/routes.ts';
 import { quotesRoutes } from './modules/quotes/index.ts';
+import { pmRoutes } from './modules/pm/index.ts';
 import { rebalancesRoutes } from './modules/rebalances/index.ts';
 import { registryRoutes } from './modules/registry/routes.ts';
 import { screeningRoutes } from './modules/screening/routes.ts';
@@ -42,6 +43,7 @@ export const routeTable: RouteDefinition[] = [
   ...delegationsRoutes,
   ...intentsRoutes,
   ...rebalancesRoutes,
+  ...pmRoutes,
   ...webhooksRoutes,
   ...statementsRoutes,
   ...accountRoutes,

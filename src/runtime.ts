@@ -3,6 +3,8 @@
 import { keyringOf } from './core/sealing.ts';
 import type { Logger } from 'pino';
 import { createIrisAdapter } from './adapters/attestation/iris.ts';
+import { openJurisdictionGate } from './adapters/geo/index.ts';
+import { createPmVenuePorts } from './adapters/pm-venue/index.ts';
 import { createJsonRpcBundler } from './adapters/bundler/json-rpc.ts';
 import { createViemChainPort } from './adapters/chain/viem.ts';
 import { createVenueAdapters, settlingVenues } from './adapters/venues/index.ts';
@@ -140,6 +142,10 @@ export async function startService(
     // The first requests find readings; then they are refreshed off the request path.
     await prices.refresh();
     stops.push(prices.start());
+    // The prediction-market routes' gate: a configured GeoIP database that cannot be opened stops
+    // the start here, not on the first request.
+    const jurisdiction = await openJurisdictionGate({ ...config.pm.geo });
+    stops.push(() => jurisdiction.close());
     const deps: AppDeps = {
       config,
       db: handle.db,
@@ -159,6 +165,13 @@ export async function startService(
         timeoutMs: config.cctp.attestationTimeoutMs,
         maxPerSecond: config.cctp.attestationMaxPerSecond,
       }),
+      pmVenues: createPmVenuePorts({
+        polymarketClobUrl: config.pm.polymarketClobUrl,
+        kalshiApiUrl: config.pm.kalshiApiUrl,
+        timeoutMs: config.pm.venueTimeoutMs,
+        clock,
+      }),
+      jurisdiction,
       // Signing time for a bucket is real time (S3 refuses skewed signatures), not the service clock.
       objectStore: createObjectStore(config.statements),
       ...(devnet ? { devnet } : {}),

@@ -687,6 +687,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pm/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's venue credentials, newest first (metadata only) */
+        get: operations["listVenueCredentials"];
+        put?: never;
+        /**
+         * Store a venue trade credential, checked against the venue and sealed at rest
+         * @description polymarket: signature_type and either signer_key (hosted flow: the service signs orders) or signer_address (client-signed flow), with the CLOB L2 key (api_key, api_secret, api_passphrase) or, with a signer_key, none of them (derived from the CLOB with L1 headers). kalshi: api_key (the key id) and private_key_pem. The venue is asked first (an authenticated read); a refusal is 400 and nothing is stored. The material is sealed (AES-256-GCM bound to the account, the venue and the credential id) and never returned, logged or exported. See docs/prediction-markets.md.
+         */
+        post: operations["storeVenueCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pm/credentials/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a venue credential: its sealed material is destroyed
+         * @description The ciphertext is overwritten in the same statement that marks the credential revoked; a revoked credential answers 404 wherever it is used. Revoke the key at the venue too.
+         */
+        delete: operations["revokeVenueCredential"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pm/credentials/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the venue whether it still accepts a stored credential
+         * @description An authenticated read at the venue with the stored credential (a use: audited and watched). 200 says whether the venue accepts it now, with its reason when not. Takes no Idempotency-Key.
+         */
+        post: operations["verifyVenueCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -9363,6 +9424,761 @@ export interface operations {
                 };
             };
             /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    listVenueCredentials: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @description Rows to skip; default 0. */
+                offset?: number;
+                /** @description Also list revoked credentials (their metadata only); default false. */
+                include_revoked?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The active credentials (and revoked ones with include_revoked), metadata only. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "credentials": [
+                     *         {
+                     *           "id": "8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97",
+                     *           "venue": "polymarket",
+                     *           "label": "main trading Safe",
+                     *           "meta": {
+                     *             "flow": "client_signed",
+                     *             "signature_type": 2,
+                     *             "signature_type_name": "POLY_GNOSIS_SAFE",
+                     *             "signer_address": "0x3f5ce5fbfe3e9af3971dd833d26ba9b5c936f0be",
+                     *             "funder": "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c",
+                     *             "api_key_hint": "…3a47",
+                     *             "last_used_at": "2026-11-26T09:00:00.000Z"
+                     *           },
+                     *           "created_at": "2026-11-26T09:00:00.000Z",
+                     *           "revoked_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        credentials: {
+                            /** @description A uuid. */
+                            id: string;
+                            venue: "polymarket" | "kalshi";
+                            label: string | null;
+                            /** @description Non-secret display facts: flow (hosted or client_signed), api_key_hint (the last four characters of the key id) and last_used_at; for polymarket also signature_type, signature_type_name, signer_address and funder. */
+                            meta: {
+                                [key: string]: unknown;
+                            } | null;
+                            created_at: string;
+                            revoked_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    storeVenueCredential: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per logical request (1 to 255 printable ASCII characters; a UUID is ideal). A retry with the same key and payload replays the first answer instead of repeating the work; kept 7 days. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "venue": "polymarket",
+                 *       "label": "main trading Safe",
+                 *       "signature_type": 2,
+                 *       "funder": "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c",
+                 *       "signer_address": "0x3f5ce5fbfe3e9af3971dd833d26ba9b5c936f0be",
+                 *       "api_key": "1f8e4c2a-7b3d-4e9f-a6c5-0d2b8e1f3a47",
+                 *       "api_secret": "c2VjcmV0LW9mLXRoZS1leGFtcGxlLW9ubHk=",
+                 *       "api_passphrase": "5d1c0e9b8a7f6e5d4c3b2a19f8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6b"
+                 *     }
+                 */
+                "application/json": {
+                    venue: "polymarket" | "kalshi";
+                    /** @description Your name for it, shown in listings. */
+                    label?: string | null;
+                    /** @description polymarket: 0 EOA (the signer holds the funds), 1 POLY_PROXY (a Polymarket proxy wallet of the signer), 2 POLY_GNOSIS_SAFE (a Safe the signer owns). Required for polymarket. */
+                    signature_type?: number;
+                    /** @description polymarket: the wallet that holds the funds and makes the orders: the proxy or Safe for types 1 and 2 (required); for type 0 it is the signer (omit it). */
+                    funder?: string;
+                    /** @description polymarket: the EOA that signs orders. Required in the client-signed flow (no signer_key); with a signer_key it must be that key’s address. */
+                    signer_address?: string;
+                    /** @description polymarket, hosted flow: the private key of the signer, 0x and 64 hex characters. It is a full owner of the funder wallet. Omit it for the client-signed flow. Refused while the operator has switched off hosted credential intake. */
+                    signer_key?: string;
+                    /** @description polymarket: the CLOB L2 API key (a uuid), with api_secret and api_passphrase; omit all three to derive them with signer_key. kalshi: the API key id (a uuid). */
+                    api_key?: string;
+                    /** @description polymarket: the CLOB L2 secret (base64). */
+                    api_secret?: string;
+                    /** @description polymarket: the CLOB L2 passphrase. */
+                    api_passphrase?: string;
+                    /** @description polymarket: the L1 nonce of the key to derive (default 0); only without api_key. */
+                    api_nonce?: number;
+                    /** @description kalshi: the RSA private key of the API key, PEM (PKCS#1 or PKCS#8), at least 2048 bits. */
+                    private_key_pem?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The credential, stored: metadata only. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97",
+                     *       "venue": "polymarket",
+                     *       "label": "main trading Safe",
+                     *       "meta": {
+                     *         "flow": "client_signed",
+                     *         "signature_type": 2,
+                     *         "signature_type_name": "POLY_GNOSIS_SAFE",
+                     *         "signer_address": "0x3f5ce5fbfe3e9af3971dd833d26ba9b5c936f0be",
+                     *         "funder": "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c",
+                     *         "api_key_hint": "…3a47",
+                     *         "last_used_at": "2026-11-26T09:00:00.000Z"
+                     *       },
+                     *       "created_at": "2026-11-26T09:00:00.000Z",
+                     *       "revoked_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description A uuid. */
+                        id: string;
+                        venue: "polymarket" | "kalshi";
+                        label: string | null;
+                        /** @description Non-secret display facts: flow (hosted or client_signed), api_key_hint (the last four characters of the key id) and last_used_at; for polymarket also signature_type, signature_type_name, signer_address and funder. */
+                        meta: {
+                            [key: string]: unknown;
+                        } | null;
+                        created_at: string;
+                        revoked_at: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation; a field is malformed or missing for the venue, or the venue rejected the credential (nothing stored). */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description EXECUTION_DISABLED: the operator switched off hosted credential intake (a signer_key or a kalshi key); use the client-signed flow. FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "EXECUTION_DISABLED" | "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the size limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different payload. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; sealing or the venue is not configured here, or the venue could not be asked. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    revokeVenueCredential: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per logical request (1 to 255 printable ASCII characters; a UUID is ideal). A retry with the same key and payload replays the first answer instead of repeating the work; kept 7 days. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The credential id (a uuid).
+                 * @example 8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credential, revoked (metadata only). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97",
+                     *       "venue": "polymarket",
+                     *       "label": "main trading Safe",
+                     *       "meta": {
+                     *         "flow": "client_signed",
+                     *         "signature_type": 2,
+                     *         "signature_type_name": "POLY_GNOSIS_SAFE",
+                     *         "signer_address": "0x3f5ce5fbfe3e9af3971dd833d26ba9b5c936f0be",
+                     *         "funder": "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c",
+                     *         "api_key_hint": "…3a47",
+                     *         "last_used_at": "2026-11-26T09:00:00.000Z"
+                     *       },
+                     *       "created_at": "2026-11-26T09:00:00.000Z",
+                     *       "revoked_at": "2026-11-26T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description A uuid. */
+                        id: string;
+                        venue: "polymarket" | "kalshi";
+                        label: string | null;
+                        /** @description Non-secret display facts: flow (hosted or client_signed), api_key_hint (the last four characters of the key id) and last_used_at; for polymarket also signature_type, signature_type_name, signer_address and funder. */
+                        meta: {
+                            [key: string]: unknown;
+                        } | null;
+                        created_at: string;
+                        revoked_at: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account has no active credential with this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different payload. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    verifyVenueCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The credential id (a uuid).
+                 * @example 8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credential and the venue's answer. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "credential": {
+                     *         "id": "8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97",
+                     *         "venue": "polymarket",
+                     *         "label": "main trading Safe",
+                     *         "meta": {
+                     *           "flow": "client_signed",
+                     *           "signature_type": 2,
+                     *           "signature_type_name": "POLY_GNOSIS_SAFE",
+                     *           "signer_address": "0x3f5ce5fbfe3e9af3971dd833d26ba9b5c936f0be",
+                     *           "funder": "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c",
+                     *           "api_key_hint": "…3a47",
+                     *           "last_used_at": "2026-11-26T09:30:00.000Z"
+                     *         },
+                     *         "created_at": "2026-11-26T09:00:00.000Z",
+                     *         "revoked_at": null
+                     *       },
+                     *       "accepted": true,
+                     *       "reason": null,
+                     *       "checked_at": "2026-11-26T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        credential: {
+                            /** @description A uuid. */
+                            id: string;
+                            venue: "polymarket" | "kalshi";
+                            label: string | null;
+                            /** @description Non-secret display facts: flow (hosted or client_signed), api_key_hint (the last four characters of the key id) and last_used_at; for polymarket also signature_type, signature_type_name, signer_address and funder. */
+                            meta: {
+                                [key: string]: unknown;
+                            } | null;
+                            created_at: string;
+                            revoked_at: string | null;
+                        };
+                        /** @description Whether the venue accepts the credential now. */
+                        accepted: boolean;
+                        /** @description The venue's reason when it refuses. */
+                        reason: string | null;
+                        checked_at: string;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account has no active credential with this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the venue is not configured here or could not be asked. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

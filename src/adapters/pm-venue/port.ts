@@ -80,6 +80,12 @@ export interface KalshiPort {
   checkApiKey(key: KalshiApiKey): Promise<CredentialCheck>;
 }
 
+/** Both venues' APIs, as the credentials (and later the order routes) use them. */
+export interface PmVenuePorts {
+  polymarket: PolymarketClobPort;
+  kalshi: KalshiPort;
+}
+
 /** The venue could not be asked (network, timeout, 5xx, 429, an answer not in its format). */
 export class VenueUnavailable extends Error {
   constructor(

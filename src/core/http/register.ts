@@ -85,6 +85,7 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: RouteDep
     config: rateLimited
       ? { rateLimit: { max: deps.config.publicRateLimitPerMinute, timeWindow: 60_000 } }
       : { rateLimit: false },
+    ...(route.gate ? { onRequest: async (req: FastifyRequest) => route.gate!(req, deps) } : {}),
     // The guard runs before validation: an unauthenticated caller learns nothing about the
     // body's shape, and a forbidden one is refused before any work. Text the database cannot
     // store is refused first, like a body that is not JSON: the guard itself reads the database

@@ -183,6 +183,11 @@ export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {
    * guard's 401; the handler never runs.
    */
   retiredReplay?(req: FastifyRequest, deps: RouteDeps): Promise<string | null>;
+  /**
+   * Runs first, before the body is read and before the guard: a throw (an AppError) answers at
+   * once and nothing else runs (the prediction-market routes' jurisdiction gate).
+   */
+  gate?(req: FastifyRequest, deps: RouteDeps): Promise<void>;
   schema: S;
   /** The route's entry in the OpenAPI document: its errors, response descriptions and example. */
   docs: RouteDocs;

@@ -2,6 +2,7 @@
 // repeatable-read snapshot. Credentials appear as metadata only: never a token, a token hash,
 // sealed ciphertext or a signature (see docs/decisions.md, "Account export").
 
+import { listCredentialViews } from '../pm/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, Tx } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
@@ -114,6 +115,12 @@ async function readExport(
     .orderBy('id', 'desc')
     .limit(fetch)
     .execute();
+
+  const venueCredentials = await listCredentialViews(tx, accountId, {
+    limit: fetch,
+    offset: 0,
+    includeRevoked: true,
+  });
 
   const sessions = await tx
     .selectFrom('sessions')
@@ -424,7 +431,8 @@ async function readExport(
       rule: autoTopup.rule,
       authorizations: bounded('auto_topup.authorizations', autoTopup.authorizations, bound, truncated),
     },
-    venue_credentials: [],
+    // Metadata only, revoked ones included: never sealed material.
+    venue_credentials: bounded('venue_credentials', venueCredentials, bound, truncated).map((c) => ({ ...c })),
     pm_orders: [],
     pm_positions: [],
     audit_log: bounded('audit_log', audit, bound, truncated).map((a) => ({

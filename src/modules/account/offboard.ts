@@ -6,6 +6,7 @@
 // stay; statement exports are deleted by the housekeeping sweep. See docs/decisions.md,
 // "Offboarding".
 
+import { zeroAccountCredentials } from '../pm/index.ts';
 import { actorName } from '../../core/http/actor.ts';
 import { getAddress } from 'viem';
 import type { Clock } from '../../core/clock.ts';
@@ -239,6 +240,7 @@ export async function offboardAccount(
   }
 
   const arrows = await removeReadyArrows(tx, clock, actor, accountId);
+  const credentialsZeroed = await zeroAccountCredentials(tx, accountId, now);
   const authorizations = arrows.map((a) =>
     arrowCancellation(a, reads.tokenDomains.get(domainKey(a.chainId, a.token)) ?? null),
   );
@@ -252,8 +254,7 @@ export async function offboardAccount(
   const deleted: OffboardResult['deleted'] = {
     api_keys_revoked: keyIds.length,
     sessions_revoked: sessionIds.length,
-    // No venue credentials are stored yet; when they are, offboarding zeroes their ciphertext here.
-    credentials_zeroed: 0,
+    credentials_zeroed: credentialsZeroed,
     auto_topup_arrows_removed: arrows.length,
     webhook_secret_removed: webhooks.secretRemoved,
     webhook_failures_removed: webhooks.failuresRemoved,

@@ -144,7 +144,7 @@ describe('network context', () => {
     clock.advance(DAY_MS + 1);
 
     const deleted = await purgeNetworkContext(t.db.db, clock);
-    expect(deleted).toEqual({ networkContext: 1, credentialUses: 1 });
+    expect(deleted).toEqual({ networkContext: 1, credentialUses: 1, venueCredentialNetworks: 0 });
     const contexts = await t.db.db
       .selectFrom('network_context')
       .select('audit_id')
@@ -164,7 +164,7 @@ describe('network context', () => {
       .execute();
     expect(uses.map((u) => u.credential_id).sort()).toEqual(['key_new', 'key_refreshed']);
 
-    expect(await purgeNetworkContext(t.db.db, clock)).toEqual({ networkContext: 0, credentialUses: 0 });
+    expect(await purgeNetworkContext(t.db.db, clock)).toEqual({ networkContext: 0, credentialUses: 0, venueCredentialNetworks: 0 });
     await runJob('housekeeping.network_context');
     expect(await countWhere('credential_uses', 'account_id', accountId)).toBe(2);
   });

@@ -7,6 +7,7 @@ export {
   NETWORK_CONTEXT_RETENTION_MS,
   purgeExpiredSiweNonces,
   purgeNetworkContext,
+  purgeVenueCredentialUsage,
   purgeOffboardedStatementExports,
   purgeTestAccounts,
   purgeWebhookOutbox,
@@ -17,3 +18,4 @@ export {
   WEBHOOK_ENVELOPE_RETENTION_MS,
   WEBHOOK_OUTBOX_RETENTION_MS,
 } from './service.ts';
+export { resealStale, type ResealResult } from './reseal.ts';

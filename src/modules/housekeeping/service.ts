@@ -22,6 +22,7 @@ export const BATCH_SIZE = 1000;
 export const SIWE_NONCE_GRACE_MS = 1 * DAY_MS;
 /** Client IP and user agent of sign-ins, key uses and audit facts. */
 export const NETWORK_CONTEXT_RETENTION_MS = 90 * DAY_MS;
+export const VENUE_CREDENTIAL_USAGE_RETENTION_MS = 8 * DAY_MS;
 /** Settled (delivered or dead-lettered) webhook outbox rows. */
 export const WEBHOOK_OUTBOX_RETENTION_MS = 14 * DAY_MS;
 /** Signed webhook envelopes, counted from their first attempt; then compacted to their hash. */
@@ -66,7 +67,7 @@ export async function purgeExpiredSiweNonces(db: Db, clock: Clock): Promise<numb
 export async function purgeNetworkContext(
   db: Db,
   clock: Clock,
-): Promise<{ networkContext: number; credentialUses: number }> {
+): Promise<{ networkContext: number; credentialUses: number; venueCredentialNetworks: number }> {
   const before = cutoff(clock, NETWORK_CONTEXT_RETENTION_MS);
   const networkContext = await deleteInBatches(
     db,
@@ -83,7 +84,28 @@ export async function purgeNetworkContext(
         WHERE last_seen_at < ${before} LIMIT ${BATCH_SIZE})
       RETURNING 1 AS one`,
   );
-  return { networkContext, credentialUses };
+  // The client networks venue credentials were used from (the watch's "new network" memory).
+  const venueCredentialNetworks = await deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM venue_credential_networks WHERE (credential_id, network) IN (
+        SELECT credential_id, network FROM venue_credential_networks
+        WHERE last_seen_at < ${before} LIMIT ${BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
+  return { networkContext, credentialUses, venueCredentialNetworks };
+}
+
+/** The per-minute use counts of venue credentials: the watch looks 24 hours back; kept 8 days. */
+export async function purgeVenueCredentialUsage(db: Db, clock: Clock): Promise<number> {
+  const before = cutoff(clock, VENUE_CREDENTIAL_USAGE_RETENTION_MS);
+  return deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM venue_credential_usage WHERE (credential_id, minute) IN (
+        SELECT credential_id, minute FROM venue_credential_usage WHERE minute < ${before} LIMIT ${BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
 }
 
 /**
@@ -167,6 +189,7 @@ export async function purgeOffboardedStatementExports(
  */
 export const ACCOUNT_OWNED_TABLES: ReadonlyArray<{ table: string; column: string }> = [
   { table: 'network_context', column: 'account_id' },
+  { table: 'venue_credentials', column: 'account_id' },
   { table: 'credential_uses', column: 'account_id' },
   { table: 'idempotency_keys', column: 'scope' },
   { table: 'webhook_deliveries', column: 'account_id' },

@@ -17,6 +17,7 @@ export {
   switchesOffFor,
   unpanicAccount,
   venuesSwitchedOff,
+  venueSwitchRefusal,
   type AccountSwitchState,
   type AssertExecutionOptions,
   type ExecutionTarget,

@@ -178,6 +178,16 @@ export async function venuesSwitchedOff(db: DbExecutor): Promise<Map<string, Swi
   return new Map(off.map((s) => [s.target, switchView(s)]));
 }
 
+/**
+ * The operator's switch of one venue (platform-wide), read now, never cached: the 403 it
+ * answers, or null while the venue is on. For what only the venue's switch governs (hosted
+ * credential intake), not executions (assertExecutionEnabled covers those).
+ */
+export async function venueSwitchRefusal(db: DbExecutor, venue: SwitchVenue): Promise<AppError | null> {
+  const off = (await offVenueSwitches(db)).find((s) => s.target === venue);
+  return off ? executionDisabled(off) : null;
+}
+
 function firstByPrecedence(off: OffSwitch[]): OffSwitch | undefined {
   for (const [scope, source] of PRECEDENCE) {
     const hit = off.find((s) => s.scope === scope && s.source === source);

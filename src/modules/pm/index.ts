@@ -1,0 +1,13 @@
+// The prediction-market module (docs/prediction-markets.md): venue credentials sealed at rest,
+// their watched use, and the jurisdiction gate of every prediction-market route.
+
+export { pmRoutes, credentialDeps } from './routes.ts';
+export { jurisdictionGateOf, pmJurisdictionGate } from './gate.ts';
+export { useCredential, noteUse, networkOf, TRADING_OPERATIONS, type TradingOperation } from './usage.ts';
+export {
+  listCredentialViews,
+  zeroAccountCredentials,
+  type CredentialView,
+  type StoreCredentialBody,
+} from './credentials.ts';
+export type { CredentialMaterial, UsageWatchSettings } from './types.ts';

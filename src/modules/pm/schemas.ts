@@ -1,0 +1,133 @@
+import { Type } from 'typebox';
+import { PM_VENUES } from '../../adapters/pm-venue/port.ts';
+
+const ADDRESS = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
+const VENUE = Type.Union(PM_VENUES.map((v) => Type.Literal(v)));
+
+export const CREDENTIAL_LIST_DEFAULT_LIMIT = 50;
+export const CREDENTIAL_LIST_MAX_LIMIT = 200;
+
+export const StoreCredentialBody = Type.Object(
+  {
+    venue: VENUE,
+    label: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], {
+        description: 'Your name for it, shown in listings.',
+      }),
+    ),
+    signature_type: Type.Optional(
+      Type.Integer({
+        description:
+          'polymarket: 0 EOA (the signer holds the funds), 1 POLY_PROXY (a Polymarket proxy wallet of the signer), ' +
+          '2 POLY_GNOSIS_SAFE (a Safe the signer owns). Required for polymarket.',
+      }),
+    ),
+    funder: Type.Optional({
+      ...ADDRESS,
+      description:
+        'polymarket: the wallet that holds the funds and makes the orders: the proxy or Safe for types 1 and 2 ' +
+        '(required); for type 0 it is the signer (omit it).',
+    }),
+    signer_address: Type.Optional({
+      ...ADDRESS,
+      description:
+        'polymarket: the EOA that signs orders. Required in the client-signed flow (no signer_key); with a ' +
+        'signer_key it must be that key’s address.',
+    }),
+    signer_key: Type.Optional(
+      Type.String({
+        pattern: '^0x[0-9a-fA-F]{64}$',
+        description:
+          'polymarket, hosted flow: the private key of the signer, 0x and 64 hex characters. It is a full owner of ' +
+          'the funder wallet. Omit it for the client-signed flow. Refused while the operator has switched off ' +
+          'hosted credential intake.',
+      }),
+    ),
+    api_key: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+        description:
+          'polymarket: the CLOB L2 API key (a uuid), with api_secret and api_passphrase; omit all three to derive ' +
+          'them with signer_key. kalshi: the API key id (a uuid).',
+      }),
+    ),
+    api_secret: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9+/_-]{16,200}={0,2}$',
+        description: 'polymarket: the CLOB L2 secret (base64).',
+      }),
+    ),
+    api_passphrase: Type.Optional(
+      Type.String({ pattern: '^[\\x21-\\x7e]{1,200}$', description: 'polymarket: the CLOB L2 passphrase.' }),
+    ),
+    api_nonce: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 4294967295,
+        description: 'polymarket: the L1 nonce of the key to derive (default 0); only without api_key.',
+      }),
+    ),
+    private_key_pem: Type.Optional(
+      Type.String({
+        minLength: 100,
+        maxLength: 8000,
+        description:
+          'kalshi: the RSA private key of the API key, PEM (PKCS#1 or PKCS#8), at least 2048 bits.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CredentialIdParams = Type.Object(
+  {
+    id: Type.String({
+      pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+      description: 'The credential id (a uuid).',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ListCredentialsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: CREDENTIAL_LIST_MAX_LIMIT })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Rows to skip; default 0.' })),
+    include_revoked: Type.Optional(
+      Type.Boolean({ description: 'Also list revoked credentials (their metadata only); default false.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CredentialSchema = Type.Object(
+  {
+    id: Type.String({ description: 'A uuid.' }),
+    venue: VENUE,
+    label: Type.Union([Type.String(), Type.Null()]),
+    meta: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+      description:
+        'Non-secret display facts: flow (hosted or client_signed), api_key_hint (the last four characters of ' +
+        'the key id) and last_used_at; for polymarket also signature_type, signature_type_name, signer_address ' +
+        'and funder.',
+    }),
+    created_at: Type.String(),
+    revoked_at: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+export const CredentialListSchema = Type.Object(
+  { credentials: Type.Array(CredentialSchema) },
+  { additionalProperties: false },
+);
+
+export const VerifyCredentialSchema = Type.Object(
+  {
+    credential: CredentialSchema,
+    accepted: Type.Boolean({ description: 'Whether the venue accepts the credential now.' }),
+    reason: Type.Union([Type.String(), Type.Null()], { description: "The venue's reason when it refuses." }),
+    checked_at: Type.String(),
+  },
+  { additionalProperties: false },
+);
