@@ -24,7 +24,7 @@ import {
   startDevnet,
   type DevnetInfo,
 } from './devnet/devnet.ts';
-import { withDevnetCctp } from './devnet/cctp-config.ts';
+import { withDevnetCctp, withDevnetPmVenues } from './devnet/config-overrides.ts';
 import { withDevnetKernelModules } from './devnet/kernel-accounts.ts';
 import { checkDevnetState, devnetStateDir, markDevnetRunning, markDevnetStopped } from './devnet/state.ts';
 import { prepareDevOperatorToken, publishDevOperatorAccess } from './cli/dev-operator.ts';
@@ -113,6 +113,8 @@ export async function startService(
       );
       // Rebalances burn and mint on the devnet's CCTP contracts, attested by its attestation service.
       config.cctp = withDevnetCctp(config.cctp, devnet);
+      // Venue credentials are checked at the devnet's CLOB and Kalshi fakes.
+      config.pm = withDevnetPmVenues(config.pm, devnet);
     }
 
     const credentials = await startCredentialCache(handle);

@@ -152,7 +152,7 @@ describe('startDevnet', () => {
       pUSD: polygon.contracts.pusd,
     });
     // info() is plain data (what vitest's provide() carries to workers).
-    expect(structuredClone(devnet.info())).toEqual({ chains: devnet.chains });
+    expect(structuredClone(devnet.info())).toEqual({ chains: devnet.chains, kalshi: devnet.kalshi });
   });
 
   it('gives the USDC look-alikes USDC-like EIP-712 domains', async () => {

@@ -5,6 +5,7 @@
 // and so does this process's exit (and SIGINT/SIGTERM when nothing else handles those).
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
@@ -37,6 +38,7 @@ import { isAlive } from '../core/process.ts';
 import { startDevnetBundler, type DevnetBundler } from './bundler.ts';
 import { startAggregatorFakes, type FakeChain } from './fakes/index.ts';
 import { startClobFake, type ClobFakeMarket } from './fakes/clob.ts';
+import { startKalshiFake } from './fakes/kalshi.ts';
 import { startIrisFake, type IrisFakeChain } from './fakes/iris.ts';
 import { seedDevnetMarkets, type DevnetPool } from './markets.ts';
 
@@ -238,6 +240,13 @@ export interface DevnetInfo {
    * iris-api.circle.com in development. `attester` signs; `domains` maps chain id → CCTP domain.
    */
   attestation?: { irisBaseUrl: string; attester: Address; domains: Record<number, number> };
+  /**
+   * The Kalshi fake on loopback (src/devnet/fakes/kalshi.ts: the trade API's signed balance read),
+   * what the Kalshi adapter uses instead of Kalshi in development, with one API key of its own that
+   * it accepts: `keyId` and its RSA private key (`privateKeyPem`; also written to
+   * `<stateDir>/kalshi-dev-key.pem` when the devnet keeps state). Not a secret: a development key.
+   */
+  kalshi?: { apiUrl: string; keyId: string; privateKeyPem: string };
 }
 
 export interface Devnet extends DevnetInfo {
@@ -386,6 +395,37 @@ async function busyPorts(ports: number[], host: string): Promise<number[]> {
 }
 
 /** Where chain `chainId` keeps its state when the devnet has a state directory. */
+const KALSHI_DEV_KEY_FILE = 'kalshi-dev-key.pem';
+
+/**
+ * The devnet's Kalshi API key: an RSA key pair kept in the state directory (so a credential stored
+ * with it keeps working across restarts), else made for this run. The key id is derived from the
+ * public key.
+ */
+function devnetKalshiKey(stateDir: string | undefined): {
+  keyId: string;
+  privateKeyPem: string;
+  publicKeyPem: string;
+} {
+  const file = stateDir ? join(resolve(stateDir), KALSHI_DEV_KEY_FILE) : null;
+  let privateKeyPem: string;
+  if (file && existsSync(file)) {
+    privateKeyPem = readFileSync(file, 'utf8');
+  } else {
+    privateKeyPem = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
+    if (file) {
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, privateKeyPem, { mode: 0o600 });
+    }
+  }
+  const publicKeyPem = createPublicKey(privateKeyPem).export({ type: 'spki', format: 'pem' }).toString();
+  const h = createHash('sha256').update(publicKeyPem).digest('hex');
+  const keyId = `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return { keyId, privateKeyPem: privateKeyPem.trim(), publicKeyPem };
+}
+
 export function devnetStateFile(stateDir: string, chainId: number): string {
   return join(resolve(stateDir), `chain-${chainId}.json`);
 }
@@ -1069,12 +1109,14 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
   let stopFakes: (() => Promise<void>) | null = null;
   let stopIris: (() => Promise<void>) | null = null;
   let stopClob: (() => Promise<void>) | null = null;
+  let stopKalshi: (() => Promise<void>) | null = null;
   let aggregators: DevnetInfo['aggregators'];
   let attestation: DevnetInfo['attestation'];
   const stopAll = async (): Promise<void> => {
     await stopFakes?.();
     await stopIris?.();
     await stopClob?.();
+    await stopKalshi?.();
     await Promise.all(bundlers.map((b) => b.stop()));
     await Promise.all(anvils.map((a) => a.stop()));
   };
@@ -1221,17 +1263,36 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
       log(`devnet Polymarket CLOB fake at ${clob.url}`);
     }
 
+    // Kalshi's trade API, for checking Kalshi credentials, with a development key it accepts.
+    const kalshiKey = devnetKalshiKey(stateDir);
+    const kalshiFake = await startKalshiFake({
+      keys: [{ keyId: kalshiKey.keyId, publicKeyPem: kalshiKey.publicKeyPem }],
+      host,
+    });
+    stopKalshi = () => kalshiFake.stop();
+    const kalshi = {
+      apiUrl: kalshiFake.baseUrl,
+      keyId: kalshiKey.keyId,
+      privateKeyPem: kalshiKey.privateKeyPem,
+    };
+    log(
+      `devnet Kalshi fake at ${kalshiFake.baseUrl} (development API key ${kalshiKey.keyId}` +
+        `${stateDir ? `, private key in ${join(resolve(stateDir), KALSHI_DEV_KEY_FILE)}` : ''})`,
+    );
+
     let stopped: Promise<void> | null = null;
     const info = (): DevnetInfo =>
       structuredClone({
         chains,
         ...(aggregators ? { aggregators } : {}),
         ...(attestation ? { attestation } : {}),
+        kalshi,
       });
     return {
       chains,
       ...(aggregators ? { aggregators } : {}),
       ...(attestation ? { attestation } : {}),
+      kalshi,
       info,
       stop: () => {
         stopped ??= stopAll().then(() => log('devnet stopped'));

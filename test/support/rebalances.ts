@@ -8,7 +8,7 @@ import { createIrisAdapter } from '../../src/adapters/attestation/iris.ts';
 import { createViemChainPort } from '../../src/adapters/chain/viem.ts';
 import { testConfig, type CctpConfig, type Config } from '../../src/config.ts';
 import { systemClock } from '../../src/core/clock.ts';
-import { withDevnetCctp } from '../../src/devnet/cctp-config.ts';
+import { withDevnetCctp } from '../../src/devnet/config-overrides.ts';
 import {
   DEVNET_CCTP_ATTESTER_PRIVATE_KEY,
   devnetRpcUrls,
