@@ -77,6 +77,13 @@ const SCENARIOS: Scenario[] = [
     apiKey: true,
   },
   {
+    // Behind the prediction-market routes' jurisdiction gate (loopback allowed in development).
+    name: 'GET /v1/pm/credentials (jurisdiction gate + metadata list, session)',
+    method: 'GET',
+    path: '/v1/pm/credentials',
+    session: true,
+  },
+  {
     name: 'POST /v1/screenings',
     method: 'POST',
     path: '/v1/screenings',

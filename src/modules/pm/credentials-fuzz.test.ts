@@ -181,17 +181,22 @@ describe('POST /v1/pm/credentials under random bodies', () => {
   });
 });
 
+/** A new account with one hosted Polymarket credential. */
+async function storedHostedCredential(): Promise<{ headers: { authorization: string }; id: string }> {
+  const { sessionToken } = await createAccountWithSession(t.db.db);
+  const headers = bearer(sessionToken);
+  const stored = await t.app.fastify.inject({
+    method: 'POST',
+    url: '/v1/pm/credentials',
+    headers,
+    payload: { venue: 'polymarket', signature_type: 0, signer_key: generatePrivateKey() },
+  });
+  return { headers, id: stored.json().id as string };
+}
+
 describe.skipIf(!onPostgres)('races on PostgreSQL', () => {
   it('parallel uses are each counted once and raise exactly one burst alert', async () => {
-    const { sessionToken } = await createAccountWithSession(t.db.db);
-    const headers = bearer(sessionToken);
-    const stored = await t.app.fastify.inject({
-      method: 'POST',
-      url: '/v1/pm/credentials',
-      headers,
-      payload: { venue: 'polymarket', signature_type: 0, signer_key: generatePrivateKey() },
-    });
-    const id = stored.json().id as string;
+    const { headers, id } = await storedHostedCredential();
     const answers = await Promise.all(
       Array.from({ length: 30 }, () =>
         t.app.fastify.inject({ method: 'POST', url: `/v1/pm/credentials/${id}/verify`, headers }),
@@ -228,15 +233,7 @@ describe.skipIf(!onPostgres)('races on PostgreSQL', () => {
   });
 
   it('parallel revocations of one credential: one 200, the rest 404, the ciphertext gone', async () => {
-    const { sessionToken } = await createAccountWithSession(t.db.db);
-    const headers = bearer(sessionToken);
-    const stored = await t.app.fastify.inject({
-      method: 'POST',
-      url: '/v1/pm/credentials',
-      headers,
-      payload: { venue: 'polymarket', signature_type: 0, signer_key: generatePrivateKey() },
-    });
-    const id = stored.json().id as string;
+    const { headers, id } = await storedHostedCredential();
     const answers = await Promise.all(
       Array.from({ length: 10 }, () =>
         t.app.fastify.inject({

@@ -74,23 +74,10 @@ export async function noteUse(
   const burst = counts.thisMinute >= threshold;
   if (await stampUse(tx, params.credentialId, now, burst)) {
     alerts.push('usage_burst');
-    await emitEvent(tx, deps.clock, {
-      accountId: params.accountId,
-      kind: 'security.alert',
-      subject: params.credentialId,
-      payload: {
-        credential_id: params.credentialId,
-        venue: params.venue,
-        reason: 'usage_burst',
-        operation: params.operation,
-        detail: {
-          uses_this_minute: counts.thisMinute,
-          mean_per_minute_previous_24h: Math.round(baselinePerMinute * 100) / 100,
-          threshold,
-        },
-        remediation:
-          'If this was not you, revoke the credential (DELETE /v1/pm/credentials/{id}) and rotate the key at the venue.',
-      },
+    await raiseAlert(tx, deps.clock, params, 'usage_burst', {
+      uses_this_minute: counts.thisMinute,
+      mean_per_minute_previous_24h: Math.round(baselinePerMinute * 100) / 100,
+      threshold,
     });
   }
   const network = networkOf(params.actor?.network.clientIp ?? null);
@@ -98,23 +85,34 @@ export async function noteUse(
     const seen = await noteNetwork(tx, params.credentialId, network, now);
     if (seen.isNew && seen.known > 0) {
       alerts.push('new_network');
-      await emitEvent(tx, deps.clock, {
-        accountId: params.accountId,
-        kind: 'security.alert',
-        subject: params.credentialId,
-        payload: {
-          credential_id: params.credentialId,
-          venue: params.venue,
-          reason: 'new_network',
-          operation: params.operation,
-          detail: { network, networks_seen_before: seen.known },
-          remediation:
-            'If this was not you, revoke the credential (DELETE /v1/pm/credentials/{id}) and rotate the key at the venue.',
-        },
-      });
+      await raiseAlert(tx, deps.clock, params, 'new_network', { network, networks_seen_before: seen.known });
     }
   }
   return alerts;
+}
+
+/** The `security.alert` event of one anomalous use, in the use's transaction. */
+async function raiseAlert(
+  tx: DbExecutor,
+  clock: Clock,
+  params: UseParameters,
+  reason: 'usage_burst' | 'new_network',
+  detail: Record<string, unknown>,
+): Promise<void> {
+  await emitEvent(tx, clock, {
+    accountId: params.accountId,
+    kind: 'security.alert',
+    subject: params.credentialId,
+    payload: {
+      credential_id: params.credentialId,
+      venue: params.venue,
+      reason,
+      operation: params.operation,
+      detail,
+      remediation:
+        'If this was not you, revoke the credential (DELETE /v1/pm/credentials/{id}) and rotate the key at the venue.',
+    },
+  });
 }
 
 /**
