@@ -109,7 +109,7 @@ export class SealingKeyring {
     return SealingKeyring.keyIdOf(sealed) !== this.currentId;
   }
 
-  /** The SQL LIKE pattern of values sealed with the current key (for the re-seal job's scan). */
+  /** How every value sealed with the current key starts (for the re-seal job's scan). */
   currentPrefix(): string {
     return `${FORMAT}.${this.currentId}.`;
   }

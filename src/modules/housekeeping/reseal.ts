@@ -19,7 +19,8 @@ export interface ResealResult {
 
 export async function resealStale(db: Db, keyring: SealingKeyring): Promise<ResealResult> {
   const result: ResealResult = { webhookSecrets: 0, venueCredentials: 0, unopenable: 0 };
-  const current = `${keyring.currentPrefix()}%`;
+  // starts_with, not LIKE: a key id may hold `_`, which LIKE reads as a wildcard.
+  const current = keyring.currentPrefix();
 
   // Webhook secrets, by account id.
   let after = '';
@@ -27,7 +28,7 @@ export async function resealStale(db: Db, keyring: SealingKeyring): Promise<Rese
     const batch = await db.transaction().execute(async (tx) => {
       const { rows } = await sql<{ account_id: string; secret_sealed: string }>`
         SELECT account_id, secret_sealed FROM webhook_endpoints
-        WHERE secret_sealed IS NOT NULL AND secret_sealed NOT LIKE ${current} AND account_id > ${after}
+        WHERE secret_sealed IS NOT NULL AND NOT starts_with(secret_sealed, ${current}) AND account_id > ${after}
         ORDER BY account_id LIMIT ${RESEAL_BATCH} FOR UPDATE SKIP LOCKED`.execute(tx);
       for (const row of rows) {
         const context = webhookSecretContext(row.account_id);
@@ -52,7 +53,7 @@ export async function resealStale(db: Db, keyring: SealingKeyring): Promise<Rese
     const batch = await db.transaction().execute(async (tx) => {
       const { rows } = await sql<{ id: string; account_id: string; venue: string; sealed: string }>`
         SELECT id, account_id, venue, sealed FROM venue_credentials
-        WHERE sealed IS NOT NULL AND sealed NOT LIKE ${current} AND id > ${afterId}::uuid
+        WHERE sealed IS NOT NULL AND NOT starts_with(sealed, ${current}) AND id > ${afterId}::uuid
         ORDER BY id LIMIT ${RESEAL_BATCH} FOR UPDATE SKIP LOCKED`.execute(tx);
       for (const row of rows) {
         const context = venueCredentialContext(row.account_id, row.venue, row.id);

@@ -664,8 +664,34 @@ describe('offboarding, export and re-sealing', () => {
       venueCredentials: 0,
       unopenable: 0,
     });
+    // A ring without the key that sealed them leaves them untouched and counts them.
+    const lost = await resealStale(
+      t.db.db,
+      keyringOf([{ id: 'lost', key: randomBytes(32).toString('hex') }]),
+    );
+    expect(lost.venueCredentials + lost.webhookSecrets).toBe(0);
+    expect(lost.unopenable).toBeGreaterThanOrEqual(2);
+    const still = await t.db.db
+      .selectFrom('venue_credentials')
+      .select('sealed')
+      .where('id', '=', stored.id)
+      .executeTakeFirstOrThrow();
+    expect(still.sealed).toBe(row.sealed);
+    // A key id with `_` is matched literally: values of `k-nextX` are not taken for `k_next`'s.
+    const underscore = keyringOf([{ id: 'k_next', key: randomBytes(32).toString('hex') }, ...newer]);
+    expect((await resealStale(t.db.db, underscore)).venueCredentials).toBeGreaterThanOrEqual(1);
+    const moved2 = await t.db.db
+      .selectFrom('venue_credentials')
+      .select('sealed')
+      .where('id', '=', stored.id)
+      .executeTakeFirstOrThrow();
+    expect(moved2.sealed!.startsWith('s2.k_next.')).toBe(true);
     // Back onto the test key, so the rest of the suite's app opens them.
-    await resealStale(t.db.db, keyringOf([config.sealingKeys[0]!, newer[0]!]));
+    const back = keyringOf([
+      config.sealingKeys[0]!,
+      ...underscore.keys.slice(0, 2).map((k) => ({ id: k.id, key: k.key.toString('hex') })),
+    ]);
+    expect((await resealStale(t.db.db, back)).unopenable).toBe(0);
   });
 });
 

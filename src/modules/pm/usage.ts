@@ -9,6 +9,7 @@
 import { isIP } from 'node:net';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
+import { unavailable } from '../../core/errors/app-error.ts';
 import { actorName, type Actor } from '../../core/http/actor.ts';
 import { venueCredentialContext, type SealingKeyring } from '../../core/sealing.ts';
 import type { PmVenue } from '../../adapters/pm-venue/port.ts';
@@ -128,9 +129,19 @@ export async function useCredential(
   const row = await lockActiveCredential(tx, params.accountId, params.credentialId);
   if (!row || row.sealed === null) return null;
   await noteUse(tx, deps, { ...params, venue: row.venue });
-  const material = JSON.parse(
-    deps.keyring.open(venueCredentialContext(row.account_id, row.venue, row.id), row.sealed),
-  ) as CredentialMaterial;
+  let material: CredentialMaterial;
+  try {
+    material = JSON.parse(
+      deps.keyring.open(venueCredentialContext(row.account_id, row.venue, row.id), row.sealed),
+    ) as CredentialMaterial;
+  } catch (err) {
+    // A key removed from the ring too early: the operator's fault, and nothing the caller can fix.
+    throw unavailable(`This credential cannot be opened here: ${(err as Error).message}.`, {
+      remediation:
+        'Retry later; the operator must restore the sealing key (docs/operations.md, "Sealing keys").',
+      next: [],
+    });
+  }
   return { row, material };
 }
 
