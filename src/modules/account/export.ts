@@ -432,7 +432,9 @@ async function readExport(
       authorizations: bounded('auto_topup.authorizations', autoTopup.authorizations, bound, truncated),
     },
     // Metadata only, revoked ones included: never sealed material.
-    venue_credentials: bounded('venue_credentials', venueCredentials, bound, truncated).map((c) => ({ ...c })),
+    venue_credentials: bounded('venue_credentials', venueCredentials, bound, truncated).map((c) => ({
+      ...c,
+    })),
     pm_orders: [],
     pm_positions: [],
     audit_log: bounded('audit_log', audit, bound, truncated).map((a) => ({

@@ -164,7 +164,11 @@ describe('network context', () => {
       .execute();
     expect(uses.map((u) => u.credential_id).sort()).toEqual(['key_new', 'key_refreshed']);
 
-    expect(await purgeNetworkContext(t.db.db, clock)).toEqual({ networkContext: 0, credentialUses: 0, venueCredentialNetworks: 0 });
+    expect(await purgeNetworkContext(t.db.db, clock)).toEqual({
+      networkContext: 0,
+      credentialUses: 0,
+      venueCredentialNetworks: 0,
+    });
     await runJob('housekeeping.network_context');
     expect(await countWhere('credential_uses', 'account_id', accountId)).toBe(2);
   });
