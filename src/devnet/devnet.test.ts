@@ -129,6 +129,11 @@ describe('startDevnet', () => {
     expect(base.contracts.usdce).toBeUndefined();
     expect(polygon.contracts.usdce).toBeDefined();
     expect(polygon.contracts.pusd).toBeDefined();
+    // 137 also has Safe 1.5.0, the CTF and the collateral ramps, and the Safe Transaction Service fake.
+    expect(polygon.polymarket?.contracts?.onramp).toBe(polygon.contracts.collateralOnramp);
+    expect(polygon.polymarket?.contracts?.conditionalTokens).toBe(polygon.contracts.conditionalTokens);
+    expect(polygon.safeTxServiceUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(base.contracts.safeProxyFactory).toBeUndefined();
 
     const { publicClient } = clients(BASE_SEPOLIA);
     expect(await publicClient.getChainId()).toBe(BASE_SEPOLIA);

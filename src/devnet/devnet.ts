@@ -40,6 +40,8 @@ import { startAggregatorFakes, type FakeChain } from './fakes/index.ts';
 import { startClobFake, type ClobFakeMarket } from './fakes/clob.ts';
 import { startKalshiFake } from './fakes/kalshi.ts';
 import { startIrisFake, type IrisFakeChain } from './fakes/iris.ts';
+import { startSafeTxServiceFake } from './fakes/safe-tx-service.ts';
+import { CTF_EXCHANGE_V2 } from '../adapters/pm-venue/polymarket.ts';
 import { seedDevnetMarkets, type DevnetPool } from './markets.ts';
 
 export type { DevnetPool } from './markets.ts';
@@ -76,10 +78,19 @@ export const DEVNET_CCTP_ATTESTER_PRIVATE_KEY: Hex =
 export const DEVNET_CCTP_ATTESTER: Address = privateKeyToAccount(DEVNET_CCTP_ATTESTER_PRIVATE_KEY).address;
 
 /**
+ * The admin of the devnet's collateral ramps (Polygon): it alone may `pause(asset)` /
+ * `unpause(asset)` them. Not the deployer, whose nonces the deploy plan counts. Holds no ether
+ * until a test gives it some. Not a secret: a development key.
+ */
+export const DEVNET_RAMP_ADMIN_PRIVATE_KEY: Hex = keccak256(toHex('purser devnet collateral ramp admin'));
+export const DEVNET_RAMP_ADMIN: Address = privateKeyToAccount(DEVNET_RAMP_ADMIN_PRIVATE_KEY).address;
+
+/**
  * The markets the devnet's Polymarket CLOB fake lists (made-up ids, fixed across runs): a binary
  * market on the 0.01 grid and a neg-risk one on the 0.001 grid (its orders are signed for the
- * neg-risk exchange). The devnet has no conditional-token contract, so outcome-token balances
- * come from the fake's in-memory table.
+ * neg-risk exchange). Their token ids are made up, not position ids of the devnet's
+ * ConditionalTokens, and the fake is not pointed at that contract: outcome-token balances come
+ * from the fake's in-memory table.
  */
 export const DEVNET_POLYMARKET_MARKETS: ClobFakeMarket[] = [
   devnetMarket('Will the devnet answer?', '0.01', false),
@@ -194,6 +205,57 @@ export interface DevnetContracts {
    * chain's; fees go to the deployer.
    */
   cctpTokenMessenger?: Address;
+  /**
+   * Polygon (137) only: Safe v1.5.0 from the npm build artifacts of
+   * @safe-global/safe-smart-account (`build/artifacts/contracts/…`), at devnet addresses (not
+   * Safe's canonical ones): the Safe singleton, the SafeL2 singleton (what Polygon Safes use),
+   * the SafeProxyFactory (`createProxyWithNonce(singleton, initializer, saltNonce)`, event
+   * `ProxyCreation(proxy, singleton)`), the CompatibilityFallbackHandler (ERC-1155/721 receiver,
+   * ERC-1271), MultiSend and MultiSendCallOnly (batches by DELEGATECALL). src/devnet/safes.ts
+   * makes Safes with them.
+   */
+  safeSingleton?: Address;
+  safeL2Singleton?: Address;
+  safeProxyFactory?: Address;
+  safeFallbackHandler?: Address;
+  safeMultiSend?: Address;
+  safeMultiSendCallOnly?: Address;
+  /**
+   * Polygon (137) only: Gnosis' ConditionalTokens (the CTF, ERC-1155: `setApprovalForAll`,
+   * `isApprovedForAll`, `balanceOf`, `balanceOfBatch`, `safeTransferFrom`, and
+   * `prepareCondition` / `splitPosition` / `mergePositions` / `redeemPositions`) from the npm
+   * build artifact of @gnosis.pm/conditional-tokens-contracts 1.0.3 — the contract Polymarket
+   * uses. Outcome shares are minted the real way: `prepareCondition`, then `splitPosition` with
+   * pUSD as the collateral.
+   */
+  conditionalTokens?: Address;
+  /**
+   * Polygon (137) only: the devnet's own collateral ramps with the public interface of
+   * Polymarket's CollateralOnramp / CollateralOfframp (devnet/DevCollateralRamps.sol):
+   * `wrap(address _asset, address _to, uint256 _amount)` (0x62355638) takes USDC.e or USDC (approve
+   * the onramp) and gives pUSD; `unwrap(…)` (0x8cc7104f) takes pUSD (approve the offramp) and gives
+   * the asset back from the onramp's reserve; per-asset `pause` / `unpause` by DEVNET_RAMP_ADMIN.
+   */
+  collateralOnramp?: Address;
+  collateralOfframp?: Address;
+}
+
+/**
+ * Polygon (137): what a Polymarket venue account needs on chain, in one object. `collateral` is
+ * pUSD; `exchange`, `negRiskExchange` and `negRiskAdapter` are Polymarket's real V2 addresses (the
+ * spenders and operators of the six grants; the CLOB fake verifies orders signed for the two
+ * exchanges). No code is deployed at those three on the devnet: approvals to them work all the
+ * same, but nothing settles there.
+ */
+export interface DevnetPolymarketContracts {
+  collateral: Address;
+  usdce: Address;
+  onramp: Address;
+  offramp: Address;
+  conditionalTokens: Address;
+  exchange: Address;
+  negRiskExchange: Address;
+  negRiskAdapter: Address;
 }
 
 export interface DevnetChain {
@@ -219,9 +281,19 @@ export interface DevnetChain {
    * Polymarket's V2 exchange addresses (the client's); collateral balances and allowances are this
    * chain's pUSD (`contracts.pusd`), and Safe owners (signature type 2) are asked on this chain.
    * `markets` are the ones it lists (DEVNET_POLYMARKET_MARKETS). Its API keys are kept in
-   * `<stateDir>/polymarket-clob-api-keys.json` when the devnet keeps state.
+   * `<stateDir>/polymarket-clob-api-keys.json` when the devnet keeps state. `contracts`: the
+   * chain's Polymarket contracts in one object (DevnetPolymarketContracts: pUSD, USDC.e, the
+   * ramps, the CTF and the three spenders), when its plan has them.
    */
-  polymarket?: { clobUrl: string; markets: ClobFakeMarket[] };
+  polymarket?: { clobUrl: string; markets: ClobFakeMarket[]; contracts?: DevnetPolymarketContracts };
+  /**
+   * Polygon (137) only: the Safe Transaction Service fake on loopback
+   * (src/devnet/fakes/safe-tx-service.ts: `GET /api/v1/owners/{address}/safes/` and
+   * `GET /api/v2/owners/{address}/safes/`), answering live from this chain's Safes (those made by
+   * `contracts.safeProxyFactory`). The base URL without `/api`: @safe-global/api-kit takes this
+   * URL followed by `/api` as its `txServiceUrl`.
+   */
+  safeTxServiceUrl?: string;
 }
 
 /** What a devnet is, as plain data (structured-cloneable: safe for vitest's provide/inject). */
@@ -841,7 +913,94 @@ export function deploymentPlan(chainId: number): PlanStep[] {
   if (chainId === BASE_CHAIN_ID || chainId === POLYGON_CHAIN_ID) {
     plan.push(...cctpDeployments(chainId));
   }
+  if (chainId === POLYGON_CHAIN_ID) {
+    plan.push(...polymarketAccountDeployments());
+  }
   return plan;
+}
+
+const SAFE_ARTIFACTS = '@safe-global/safe-smart-account/build/artifacts/contracts';
+
+/**
+ * Polygon: what a Polymarket venue account uses on chain besides USDC.e and pUSD. Safe v1.5.0
+ * (singletons, proxy factory, fallback handler, MultiSend) and Gnosis' ConditionalTokens from
+ * their npm build artifacts, and the devnet's own collateral ramps: the onramp keeps the reserve
+ * and pays out only to the offramp, whose address (the next nonce) it is given.
+ */
+function polymarketAccountDeployments(): Deployment[] {
+  const ramp = (d: Partial<Record<DeployedKey, Address>>) =>
+    [DEVNET_RAMP_ADMIN, need(d, 'pusd'), need(d, 'usdc'), need(d, 'usdce')] as const;
+  return [
+    { key: 'safeSingleton', contract: 'Safe', npmArtifact: `${SAFE_ARTIFACTS}/Safe.sol/Safe.json`, args: [] },
+    {
+      key: 'safeL2Singleton',
+      contract: 'SafeL2',
+      npmArtifact: `${SAFE_ARTIFACTS}/SafeL2.sol/SafeL2.json`,
+      args: [],
+    },
+    {
+      key: 'safeProxyFactory',
+      contract: 'SafeProxyFactory',
+      npmArtifact: `${SAFE_ARTIFACTS}/proxies/SafeProxyFactory.sol/SafeProxyFactory.json`,
+      args: [],
+    },
+    {
+      key: 'safeFallbackHandler',
+      contract: 'CompatibilityFallbackHandler',
+      npmArtifact: `${SAFE_ARTIFACTS}/handler/CompatibilityFallbackHandler.sol/CompatibilityFallbackHandler.json`,
+      args: [],
+    },
+    {
+      key: 'safeMultiSend',
+      contract: 'MultiSend',
+      npmArtifact: `${SAFE_ARTIFACTS}/libraries/MultiSend.sol/MultiSend.json`,
+      args: [],
+    },
+    {
+      key: 'safeMultiSendCallOnly',
+      contract: 'MultiSendCallOnly',
+      npmArtifact: `${SAFE_ARTIFACTS}/libraries/MultiSendCallOnly.sol/MultiSendCallOnly.json`,
+      args: [],
+    },
+    {
+      key: 'conditionalTokens',
+      contract: 'ConditionalTokens',
+      npmArtifact: '@gnosis.pm/conditional-tokens-contracts/build/contracts/ConditionalTokens.json',
+      args: [],
+    },
+    {
+      key: 'collateralOnramp',
+      contract: 'DevCollateralOnramp',
+      args: (d) => {
+        const offramp = expectedDevnetContracts(POLYGON_CHAIN_ID).collateralOfframp;
+        if (!offramp) throw new Error('No collateral offramp in the plan of 137');
+        return [...ramp(d), offramp];
+      },
+    },
+    {
+      key: 'collateralOfframp',
+      contract: 'DevCollateralOfframp',
+      args: (d) => [...ramp(d), need(d, 'collateralOnramp')],
+    },
+  ];
+}
+
+/** Chain 137's Polymarket contracts in one object, when its plan deployed them. */
+export function devnetPolymarketContracts(contracts: DevnetContracts): DevnetPolymarketContracts | null {
+  const { pusd, usdce, collateralOnramp, collateralOfframp, conditionalTokens } = contracts;
+  const spenders = CTF_EXCHANGE_V2[POLYGON_CHAIN_ID];
+  if (!pusd || !usdce || !collateralOnramp || !collateralOfframp || !conditionalTokens || !spenders)
+    return null;
+  return {
+    collateral: pusd,
+    usdce,
+    onramp: collateralOnramp,
+    offramp: collateralOfframp,
+    conditionalTokens,
+    exchange: spenders.exchange,
+    negRiskExchange: spenders.negRiskExchange,
+    negRiskAdapter: spenders.negRiskAdapter,
+  };
 }
 
 /**
@@ -1110,6 +1269,7 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
   let stopIris: (() => Promise<void>) | null = null;
   let stopClob: (() => Promise<void>) | null = null;
   let stopKalshi: (() => Promise<void>) | null = null;
+  let stopSafeTxService: (() => Promise<void>) | null = null;
   let aggregators: DevnetInfo['aggregators'];
   let attestation: DevnetInfo['attestation'];
   const stopAll = async (): Promise<void> => {
@@ -1117,6 +1277,7 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
     await stopIris?.();
     await stopClob?.();
     await stopKalshi?.();
+    await stopSafeTxService?.();
     await Promise.all(bundlers.map((b) => b.stop()));
     await Promise.all(anvils.map((a) => a.stop()));
   };
@@ -1259,8 +1420,26 @@ export async function startDevnet(options: StartDevnetOptions): Promise<Devnet> 
         host,
       });
       stopClob = () => clob.stop();
-      polygon.polymarket = { clobUrl: clob.url, markets: structuredClone(DEVNET_POLYMARKET_MARKETS) };
+      const polymarketContracts = devnetPolymarketContracts(polygon.contracts);
+      polygon.polymarket = {
+        clobUrl: clob.url,
+        markets: structuredClone(DEVNET_POLYMARKET_MARKETS),
+        ...(polymarketContracts ? { contracts: polymarketContracts } : {}),
+      };
       log(`devnet Polymarket CLOB fake at ${clob.url}`);
+
+      // The Safe Transaction Service's owner look-ups, for the Safes of the devnet's factory.
+      if (polygon.contracts.safeProxyFactory) {
+        const txService = await startSafeTxServiceFake({
+          chainId: POLYGON_CHAIN_ID,
+          rpcUrl: polygon.rpcUrl,
+          proxyFactories: [polygon.contracts.safeProxyFactory],
+          host,
+        });
+        stopSafeTxService = () => txService.stop();
+        polygon.safeTxServiceUrl = txService.url;
+        log(`devnet Safe Transaction Service fake at ${txService.url}`);
+      }
     }
 
     // Kalshi's trade API, for checking Kalshi credentials, with a development key it accepts.
