@@ -10,7 +10,44 @@ import { parseKeyMaterial, PUBLIC_DEV_KEY_ID, SEALING_KEY_ID_PATTERN } from './c
 
 export type PurserEnv = 'development' | 'production';
 
+/** Polymarket's contracts on the prediction-market chain (protocols.md 8.2, 8.4). */
+export interface PmContracts {
+  /** pUSD, the V2 collateral. */
+  collateral: `0x${string}`;
+  /** USDC.e, wrapped into pUSD by the onramp. */
+  usdce: `0x${string}`;
+  /** CollateralOnramp: `wrap(asset, to, amount)` after approving it on the asset. */
+  onramp: `0x${string}`;
+  /** The conditional tokens (ERC-1155 outcome shares). */
+  conditionalTokens: `0x${string}`;
+  /** The three spenders and operators of the six grants. */
+  exchange: `0x${string}`;
+  negRiskExchange: `0x${string}`;
+  negRiskAdapter: `0x${string}`;
+}
+
+/** Polymarket's production addresses on Polygon (protocols.md 8.2; the grant set is unconfirmed, 8.4). */
+export const POLYMARKET_CONTRACTS: PmContracts = {
+  collateral: '0xc011a7e12a19f7b1f670d46f03b03f3342e82dfb',
+  usdce: '0x2791bca1f2de4661ed88a30c99a7a9449aa84174',
+  onramp: '0x93070a847efef7f70739046a929d47a521f5b8ee',
+  conditionalTokens: '0x4d97dcd97ec945f40cf65f87097ace5ea0476045',
+  exchange: '0xe111180000d2663c0091e4f400237545b87b996b',
+  negRiskExchange: '0xe2222d279d744050d28e00520010520000310f59',
+  negRiskAdapter: '0xd91e80cf2e7be2e162c6513ced06f1dd0da35296',
+};
+
 export interface PmConfig {
+  /** The chain of the venue accounts (137, Polygon). */
+  chainId: number;
+  /** Polymarket's contracts there (`PM_CONTRACTS`; the devnet's in development). */
+  contracts: PmContracts;
+  contractsConfigured: boolean;
+  /** The Safe Transaction Service of that chain (funder lookup). */
+  safeTxServiceUrl: string;
+  safeTxServiceUrlConfigured: boolean;
+  /** Sent as `Authorization: Bearer` to Safe's hosted service. */
+  safeTxServiceApiKey: string | null;
   /** Polymarket's CLOB (`POLYMARKET_CLOB_URL`; the devnet's CLOB in development). */
   polymarketClobUrl: string;
   polymarketClobUrlConfigured: boolean;
@@ -678,6 +715,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       kalshiApiUrl: baseUrl('KALSHI_API_URL', 'https://api.elections.kalshi.com/trade-api/v2'),
       kalshiApiUrlConfigured: str('KALSHI_API_URL') !== undefined,
       venueTimeoutMs: int('PM_VENUE_TIMEOUT_MS', 5_000, 100, 60_000),
+      chainId: 137,
+      contracts: parsePmContracts(str('PM_CONTRACTS'), problems),
+      contractsConfigured: str('PM_CONTRACTS') !== undefined,
+      safeTxServiceUrl: baseUrl('SAFE_TX_SERVICE_URL', 'https://api.safe.global/tx-service/pol'),
+      safeTxServiceUrlConfigured: str('SAFE_TX_SERVICE_URL') !== undefined,
+      safeTxServiceApiKey: str('SAFE_TX_SERVICE_API_KEY') ?? null,
       geo: {
         restrictedCountries: countryList(str('PM_RESTRICTED_COUNTRIES'), problems),
         trustedProxies: (str('PM_GEO_TRUSTED_PROXIES') ?? '')
@@ -941,6 +984,39 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): boolean |
     return false;
   }
   return entries;
+}
+
+const PM_CONTRACT_FIELDS: Record<keyof PmContracts, string> = {
+  collateral: 'collateral',
+  usdce: 'usdce',
+  onramp: 'onramp',
+  conditionalTokens: 'conditional_tokens',
+  exchange: 'exchange',
+  negRiskExchange: 'neg_risk_exchange',
+  negRiskAdapter: 'neg_risk_adapter',
+};
+
+/**
+ * `PM_CONTRACTS`: a JSON object overriding some of Polymarket's addresses on Polygon, keys
+ * `collateral, usdce, onramp, conditional_tokens, exchange, neg_risk_exchange, neg_risk_adapter`.
+ */
+export function parsePmContracts(raw: string | undefined, problems: string[]): PmContracts {
+  if (raw === undefined) return { ...POLYMARKET_CONTRACTS };
+  const entries = jsonObjectEntries(raw);
+  const fail = (why: string) => {
+    problems.push(`PM_CONTRACTS must be a JSON object of contract name → address: ${why}`);
+    return { ...POLYMARKET_CONTRACTS };
+  };
+  if (typeof entries === 'string') return fail(entries);
+  const out: PmContracts = { ...POLYMARKET_CONTRACTS };
+  const byField = new Map(Object.entries(PM_CONTRACT_FIELDS).map(([k, f]) => [f, k as keyof PmContracts]));
+  for (const [field, value] of entries) {
+    const key = byField.get(field);
+    if (!key) return fail(`unknown contract "${field}" (known: ${[...byField.keys()].join(', ')})`);
+    if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(value)) return fail(`"${field}" must be an address`);
+    out[key] = value.toLowerCase() as `0x${string}`;
+  }
+  return out;
 }
 
 /** `PM_RESTRICTED_COUNTRIES`: ISO 3166-1 alpha-2 codes, comma-separated; default Polymarket's list. */

@@ -6,6 +6,7 @@ import type { AttestationPort } from './adapters/attestation/port.ts';
 import type { BundlerPort } from './adapters/bundler/port.ts';
 import type { JurisdictionGate } from './adapters/geo/index.ts';
 import type { PmVenuePorts } from './adapters/pm-venue/port.ts';
+import type { SafeTxServicePort } from './adapters/safe/tx-service.ts';
 import type { ChainPort } from './adapters/chain/port.ts';
 import type { VenueAdapter } from './adapters/venues/index.ts';
 import type { ObjectStore } from './adapters/object-store/port.ts';
@@ -61,6 +62,8 @@ export interface AppDeps {
    * Absent: built from config without a GeoIP database.
    */
   jurisdiction?: JurisdictionGate;
+  /** Safe's Transaction Service (the devnet's in development): the funder lookup. Absent: 503. */
+  safeIndex?: SafeTxServicePort;
   /** The conversion venues (docs/venues.md); absent: none, so nothing can be quoted. */
   venues?: VenueAdapter[];
   /** The running devnet, in development only; the faucet uses it. */

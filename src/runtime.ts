@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { createIrisAdapter } from './adapters/attestation/iris.ts';
 import { openJurisdictionGate } from './adapters/geo/index.ts';
 import { createPmVenuePorts } from './adapters/pm-venue/index.ts';
+import { createSafeTxServiceAdapter } from './adapters/safe/tx-service.ts';
 import { createJsonRpcBundler } from './adapters/bundler/json-rpc.ts';
 import { createViemChainPort } from './adapters/chain/viem.ts';
 import { createVenueAdapters, settlingVenues } from './adapters/venues/index.ts';
@@ -174,6 +175,12 @@ export async function startService(
         clock,
       }),
       jurisdiction,
+      safeIndex: createSafeTxServiceAdapter({
+        urls: { [config.pm.chainId]: config.pm.safeTxServiceUrl },
+        ...(config.pm.safeTxServiceApiKey ? { apiKey: config.pm.safeTxServiceApiKey } : {}),
+        timeoutMs: config.pm.venueTimeoutMs,
+        clock,
+      }),
       // Signing time for a bucket is real time (S3 refuses skewed signatures), not the service clock.
       objectStore: createObjectStore(config.statements),
       ...(devnet ? { devnet } : {}),

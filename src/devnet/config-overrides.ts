@@ -29,13 +29,24 @@ export function withDevnetCctp(cctp: CctpConfig, devnet: DevnetInfo): CctpConfig
 }
 
 /**
- * Where the devnet's prediction-market venues stand in for Polymarket's CLOB and Kalshi, unless
- * POLYMARKET_CLOB_URL / KALSHI_API_URL say otherwise.
+ * Where the devnet's prediction-market venues stand in for Polymarket's CLOB and Kalshi, its
+ * contracts for Polymarket's and its Safe Transaction Service for Safe's, unless
+ * POLYMARKET_CLOB_URL, KALSHI_API_URL, PM_CONTRACTS or SAFE_TX_SERVICE_URL say otherwise.
  */
 export function withDevnetPmVenues(pm: PmConfig, devnet: DevnetInfo): PmConfig {
   const out: PmConfig = { ...pm };
-  const clob = Object.values(devnet.chains).find((c) => c.polymarket)?.polymarket;
+  const polygon = devnet.chains[pm.chainId];
+  const clob = polygon?.polymarket;
   if (!pm.polymarketClobUrlConfigured && clob) out.polymarketClobUrl = clob.clobUrl;
+  if (!pm.contractsConfigured && clob?.contracts) {
+    const { offramp: _, ...contracts } = clob.contracts;
+    // Lower case, as PM_CONTRACTS is read.
+    out.contracts = Object.fromEntries(
+      Object.entries(contracts).map(([k, v]) => [k, v.toLowerCase()]),
+    ) as unknown as PmConfig['contracts'];
+  }
+  if (!pm.safeTxServiceUrlConfigured && polygon?.safeTxServiceUrl)
+    out.safeTxServiceUrl = polygon.safeTxServiceUrl;
   if (!pm.kalshiApiUrlConfigured && devnet.kalshi) out.kalshiApiUrl = devnet.kalshi.apiUrl;
   return out;
 }

@@ -748,6 +748,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pm/credentials/{id}/rotation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The swapOwner calldata that replaces a Safe funder's signer (never submitted by Purser)
+         * @description For a polymarket credential of signature type 2: swapOwner(prev_owner, old_owner, new_owner) for the Safe to execute, prev_owner read from the Safe's live owner list (the sentinel 0x…01 when the signer heads it, as in a 1-of-1 Safe), with the ordered steps and the rotation policy. Execute it from the Safe, store a credential with the new key, revoke this one.
+         */
+        get: operations["venueCredentialRotation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pm/onboarding/{address}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a wallet lacks to trade on Polymarket: the six grants and its collateral, read on chain
+         * @description Reads live on the prediction-market chain: pUSD's allowance and the conditional tokens' operator approval for each of the CTF Exchange V2, the NegRisk CTF Exchange V2 and the NegRisk Adapter (an allowance counts from 2^128, and the calldata grants the maximum), the pUSD balance and the USDC.e still to wrap. Each missing grant comes with the call the wallet makes; wrap_calls approve the onramp and wrap the whole USDC.e balance. Non-custodial: nothing is submitted.
+         */
+        get: operations["pmOnboarding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pm/funder/{owner}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An owner's funder Safe: its Safes from the Safe Transaction Service, the likeliest first
+         * @description The owner's Safes on the prediction-market chain (Safe's Transaction Service), each read on chain: the likeliest funder has the most of the six grants set, then the most pUSD. At most 20 are read.
+         */
+        get: operations["pmFunder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pm/wrap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Wrap a Safe funder's USDC.e into pUSD, signed with the stored signer key and relayed
+         * @description For a polymarket credential of signature type 2 stored with its signer key, and a 1-of-1 Safe: the approve of the onramp (unless its allowance covers the amount) and the wrap, each a Safe transaction signed with the sealed signer key and sent by the platform's relayer, which pays the gas. The budget is checked before each broadcast: a 504 says what was sent, and an approve without its wrap is safe to retry. Booked as one ledger group on the Safe's wallet.
+         */
+        post: operations["pmWrap"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1102,7 +1182,7 @@ export interface components {
              * @description See /docs/errors.
              * @enum {string}
              */
-            code: "INVALID_REQUEST" | "UNAUTHORIZED" | "AUTH_CHALLENGE_EXPIRED" | "AUTH_SIGNATURE_INVALID" | "PAYMENT_INVALID" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "COUNTERPARTY_BLOCKED" | "EXECUTION_DISABLED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_CONFLICT" | "BUDGET_EXCEEDED" | "LIMIT_EXCEEDED" | "POLICY_VIOLATION" | "VENUE_REJECTED" | "RATE_LIMITED" | "JURISDICTION_BLOCKED" | "INTERNAL" | "VENUE_UNAVAILABLE" | "UNAVAILABLE" | "DEADLINE_EXCEEDED";
+            code: "INVALID_REQUEST" | "UNAUTHORIZED" | "AUTH_CHALLENGE_EXPIRED" | "AUTH_SIGNATURE_INVALID" | "PAYMENT_INVALID" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "COUNTERPARTY_BLOCKED" | "EXECUTION_DISABLED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_CONFLICT" | "BUDGET_EXCEEDED" | "LIMIT_EXCEEDED" | "POLICY_VIOLATION" | "VENUE_REJECTED" | "NOT_APPLICABLE" | "RATE_LIMITED" | "JURISDICTION_BLOCKED" | "INTERNAL" | "VENUE_UNAVAILABLE" | "UNAVAILABLE" | "DEADLINE_EXCEEDED";
             /** @description What went wrong, safe to show; names every bad field. */
             message: string;
             /** @description What to do about it. */
@@ -10179,6 +10259,742 @@ export interface operations {
                 };
             };
             /** @description UNAVAILABLE: the server is shutting down; retry; the venue is not configured here or could not be asked. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    venueCredentialRotation: {
+        parameters: {
+            query: {
+                /**
+                 * @description The address that takes the signer’s place among the owners.
+                 * @example 0x8Ba1f109551bD432803012645Ac136ddd64DBA72
+                 */
+                new_owner: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The credential id (a uuid).
+                 * @example 8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calldata and the steps. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "credential_id": "8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97",
+                     *       "venue": "polymarket",
+                     *       "funder": "0x5A0b54D5dc17e0AadC383d2db43B0a0D3E029c4c",
+                     *       "old_owner": "0x3f5CE5FBFe3E9af3971dD833D26bA9b5C936f0bE",
+                     *       "new_owner": "0x8Ba1f109551bD432803012645Ac136ddd64DBA72",
+                     *       "prev_owner": "0x0000000000000000000000000000000000000001",
+                     *       "call": {
+                     *         "to": "0x5A0b54D5dc17e0AadC383d2db43B0a0D3E029c4c",
+                     *         "data": "0xe318b52b00000000000000000000000000000000000000000000000000000000000000010000000000000000000000003f5ce5fbfe3e9af3971dd833d26ba9b5c936f0be0000000000000000000000008ba1f109551bd432803012645ac136ddd64dba72",
+                     *         "value": "0"
+                     *       },
+                     *       "sequence": [
+                     *         "Execute call from the Safe … (abridged)",
+                     *         "Derive or create the CLOB API key of the new owner and store it … (abridged)",
+                     *         "Revoke this credential: DELETE /v1/pm/credentials/8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97.",
+                     *         "Delete the old signer's API key at the CLOB … (abridged)"
+                     *       ],
+                     *       "rotation_policy": "Rotate the signer of a funder Safe at least every 90 days … (abridged)"
+                     *     }
+                     */
+                    "application/json": {
+                        credential_id: string;
+                        /** @constant */
+                        venue: "polymarket";
+                        funder: string;
+                        old_owner: string;
+                        new_owner: string;
+                        prev_owner: string;
+                        call: {
+                            to: string;
+                            data: string;
+                            /** @constant */
+                            value: "0";
+                        };
+                        sequence: string[];
+                        rotation_policy: string;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation; new_owner is the zero address, the sentinel or the Safe itself. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account has no active credential with this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description NOT_APPLICABLE: not rotatable: a kalshi credential, a funder that is not a Safe, a signer that is no longer an owner, or a new_owner that already is one. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_APPLICABLE";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the chain RPC did not answer. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    pmOnboarding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The wallet that holds the funds (the funder: an EOA, proxy or Safe).
+                 * @example 0x5A0b54D5dc17e0AadC383d2db43B0a0D3E029c4c
+                 */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants, the collateral and the calls still to make. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "address": "0x5A0b54D5dc17e0AadC383d2db43B0a0D3E029c4c",
+                     *       "trade_ready": false,
+                     *       "approvals": [
+                     *         {
+                     *           "id": "pusd_allowance_ctf_exchange",
+                     *           "description": "pUSD allowance for the CTF Exchange V2 (0xe111180000d2663c0091e4f400237545b87b996b)",
+                     *           "approved": true,
+                     *           "call": null
+                     *         },
+                     *         {
+                     *           "id": "ctf_operator_neg_risk_adapter",
+                     *           "description": "Conditional-tokens operator approval for the NegRisk Adapter (0xd91e80cf2e7be2e162c6513ced06f1dd0da35296)",
+                     *           "approved": false,
+                     *           "call": {
+                     *             "to": "0x4d97dcd97ec945f40cf65f87097ace5ea0476045",
+                     *             "data": "0xa22cb465000000000000000000000000d91e80cf2e7be2e162c6513ced06f1dd0da352960000000000000000000000000000000000000000000000000000000000000001"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "collateral": {
+                     *         "pusd": "250000000",
+                     *         "usdce_unwrapped": "0",
+                     *         "wrap_calls": null
+                     *       },
+                     *       "collateral_note": "Polymarket’s V2 collateral is pUSD, backed 1:1 by USDC.e … (abridged)"
+                     *     }
+                     */
+                    "application/json": {
+                        address: string;
+                        /** @description All six grants are set. */
+                        trade_ready: boolean;
+                        approvals: {
+                            id: string;
+                            description: string;
+                            approved: boolean;
+                            /** @description What the wallet calls to grant it (null when granted). */
+                            call: {
+                                to: string;
+                                data: string;
+                            } | null;
+                        }[];
+                        collateral: {
+                            /** @description pUSD, base units (6 decimals). */
+                            pusd: string;
+                            /** @description USDC.e not wrapped yet, base units. */
+                            usdce_unwrapped: string;
+                            wrap_calls: {
+                                id: string;
+                                description: string;
+                                to: string;
+                                data: string;
+                            }[] | null;
+                        };
+                        collateral_note: string;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the chain RPC did not answer. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    pmFunder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An owner (signer) address.
+                 * @example 0x3f5CE5FBFe3E9af3971dD833D26bA9b5C936f0bE
+                 */
+                owner: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The candidates, likeliest first, and the likeliest as funder (null without any). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "owner": "0x3f5CE5FBFe3E9af3971dD833D26bA9b5C936f0bE",
+                     *       "funder": "0x5A0b54D5dc17e0AadC383d2db43B0a0D3E029c4c",
+                     *       "candidates": [
+                     *         {
+                     *           "address": "0x5A0b54D5dc17e0AadC383d2db43B0a0D3E029c4c",
+                     *           "grants_set": 6,
+                     *           "trade_ready": true,
+                     *           "pusd": "250000000",
+                     *           "usdce_unwrapped": "0"
+                     *         },
+                     *         {
+                     *           "address": "0x1e2F3a4B5c6D7e8F9a0B1c2D3e4F5a6B7c8D9e0F",
+                     *           "grants_set": 0,
+                     *           "trade_ready": false,
+                     *           "pusd": "0",
+                     *           "usdce_unwrapped": "0"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        owner: string;
+                        /** @description The likeliest funder Safe, or null when none. */
+                        funder: string | null;
+                        /** @description Likeliest first: most grants set, then most pUSD. */
+                        candidates: {
+                            address: string;
+                            grants_set: number;
+                            trade_ready: boolean;
+                            pusd: string;
+                            usdce_unwrapped: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the Safe Transaction Service or the chain RPC did not answer. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    pmWrap: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per logical request (1 to 255 printable ASCII characters; a UUID is ideal). A retry with the same key and payload replays the first answer instead of repeating the work; kept 7 days. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "credential_id": "8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97",
+                 *       "amount_base_units": "100000000"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A polymarket credential of signature type 2 stored with its signer key. */
+                    credential_id: string;
+                    /** @description USDC.e base units to wrap (6 decimals); default the Safe's whole unwrapped balance. */
+                    amount_base_units?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Wrapped: the amount, the transactions and the balances after. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "wrapped_base_units": "100000000",
+                     *       "txs": [
+                     *         "0x3c1f5e7a9b2d4c6e8f0a1b3c5d7e9f2a4b6c8d0e1f3a5b7c9d2e4f6a8b0c1d3e",
+                     *         "0x7d9f1b3c5e7a9c2e4f6b8d0a1c3e5f7b9d2f4a6c8e0b1d3f5a7c9e2b4d6f8a0c"
+                     *       ],
+                     *       "collateral": {
+                     *         "pusd": "350000000",
+                     *         "usdce_unwrapped": "0"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        wrapped_base_units: string;
+                        /** @description The relayed execTransaction hashes: the approve (if needed), then the wrap. */
+                        txs: string[];
+                        /** @description The Safe's balances after the wrap, base units. */
+                        collateral: {
+                            pusd: string;
+                            usdce_unwrapped: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation; amount_base_units is 0 or more than the Safe's unwrapped USDC.e. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description EXECUTION_DISABLED: execution is switched off for the environment, the account or the Safe. FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "EXECUTION_DISABLED" | "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account has no active credential with this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the size limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different payload. NOT_APPLICABLE: not wrappable: another venue or signature type, a client-signed credential, a Safe of more than one required signature or whose owners no longer include the signer, nothing to wrap, or a transaction that reverted. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT" | "NOT_APPLICABLE";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; sealing or the relay signer is not configured, or the chain did not answer. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

@@ -211,6 +211,15 @@ export const ERROR_CODES = {
     remediation: 'Read the venue reason in the message, adjust the request and retry.',
     noDefaultNext: 'Nothing to call: the venue gave its reason in the message; adjust the request.',
   },
+  NOT_APPLICABLE: {
+    status: 422,
+    title: 'Not applicable',
+    description:
+      'The request is well formed, but the resource it names cannot do this: a credential that cannot rotate ' +
+      'or wrap (its venue, signature type or owners), nothing to wrap, or a transaction that would revert.',
+    remediation: 'Read the message: it names what the resource lacks. Use a resource that can, or change it first.',
+    noDefaultNext: 'Nothing to call: the message names what the resource lacks.',
+  },
   RATE_LIMITED: {
     status: 429,
     title: 'Rate limited',

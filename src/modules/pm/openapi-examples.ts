@@ -44,3 +44,92 @@ export const VERIFIED_CREDENTIAL = {
   reason: null,
   checked_at: '2026-11-26T09:30:00.000Z',
 };
+
+const SAFE = '0x5A0b54D5dc17e0AadC383d2db43B0a0D3E029c4c';
+const SIGNER = '0x3f5CE5FBFe3E9af3971dD833D26bA9b5C936f0bE';
+const NEW_SIGNER = '0x8Ba1f109551bD432803012645Ac136ddd64DBA72';
+
+export const ONBOARDING_PARAMS = { address: SAFE };
+
+export const ONBOARDING_STATUS = {
+  address: SAFE,
+  trade_ready: false,
+  approvals: [
+    {
+      id: 'pusd_allowance_ctf_exchange',
+      description: 'pUSD allowance for the CTF Exchange V2 (0xe111180000d2663c0091e4f400237545b87b996b)',
+      approved: true,
+      call: null,
+    },
+    {
+      id: 'ctf_operator_neg_risk_adapter',
+      description:
+        'Conditional-tokens operator approval for the NegRisk Adapter (0xd91e80cf2e7be2e162c6513ced06f1dd0da35296)',
+      approved: false,
+      call: {
+        to: '0x4d97dcd97ec945f40cf65f87097ace5ea0476045',
+        data: '0xa22cb465000000000000000000000000d91e80cf2e7be2e162c6513ced06f1dd0da352960000000000000000000000000000000000000000000000000000000000000001',
+      },
+    },
+  ],
+  collateral: {
+    pusd: '250000000',
+    usdce_unwrapped: '0',
+    wrap_calls: null,
+  },
+  collateral_note: 'Polymarket’s V2 collateral is pUSD, backed 1:1 by USDC.e … (abridged)',
+};
+
+export const FUNDER_PARAMS = { owner: SIGNER };
+
+export const FUNDER_LOOKUP = {
+  owner: SIGNER,
+  funder: SAFE,
+  candidates: [
+    { address: SAFE, grants_set: 6, trade_ready: true, pusd: '250000000', usdce_unwrapped: '0' },
+    {
+      address: '0x1e2F3a4B5c6D7e8F9a0B1c2D3e4F5a6B7c8D9e0F',
+      grants_set: 0,
+      trade_ready: false,
+      pusd: '0',
+      usdce_unwrapped: '0',
+    },
+  ],
+};
+
+export const ROTATION_QUERY = { new_owner: NEW_SIGNER };
+
+export const ROTATION_CALLDATA = {
+  credential_id: ID,
+  venue: 'polymarket' as const,
+  funder: SAFE,
+  old_owner: SIGNER,
+  new_owner: NEW_SIGNER,
+  prev_owner: '0x0000000000000000000000000000000000000001',
+  call: {
+    to: SAFE,
+    data:
+      '0xe318b52b0000000000000000000000000000000000000000000000000000000000000001' +
+      '0000000000000000000000003f5ce5fbfe3e9af3971dd833d26ba9b5c936f0be' +
+      '0000000000000000000000008ba1f109551bd432803012645ac136ddd64dba72',
+    value: '0' as const,
+  },
+  sequence: [
+    'Execute call from the Safe … (abridged)',
+    'Derive or create the CLOB API key of the new owner and store it … (abridged)',
+    `Revoke this credential: DELETE /v1/pm/credentials/${ID}.`,
+    "Delete the old signer's API key at the CLOB … (abridged)",
+  ],
+  rotation_policy: 'Rotate the signer of a funder Safe at least every 90 days … (abridged)',
+};
+
+export const WRAP_BODY = { credential_id: ID, amount_base_units: '100000000' };
+
+export const WRAP_RESULT = {
+  wrapped_base_units: '100000000',
+  txs: [
+    '0x3c1f5e7a9b2d4c6e8f0a1b3c5d7e9f2a4b6c8d0e1f3a5b7c9d2e4f6a8b0c1d3e',
+    '0x7d9f1b3c5e7a9c2e4f6b8d0a1c3e5f7b9d2f4a6c8e0b1d3f5a7c9e2b4d6f8a0c',
+  ],
+  collateral: { pusd: '350000000', usdce_unwrapped: '0' },
+};

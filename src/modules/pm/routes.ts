@@ -1,3 +1,5 @@
+import { getAddress } from 'viem';
+import type { ChainPort } from '../../adapters/chain/port.ts';
 import { AppError, unavailable } from '../../core/errors/app-error.ts';
 import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
 import { defineRoute, type DocumentedError, type RouteDefinition } from '../../core/http/route-table.ts';
@@ -13,22 +15,42 @@ import {
   vetCredential,
   type CredentialDeps,
 } from './credentials.ts';
+import { lookupFunder } from './funder.ts';
 import { pmJurisdictionGate } from './gate.ts';
+import { onboardingStatus } from './onboarding.ts';
+import { rotationCalldata } from './rotation.ts';
+import { wrapCollateral } from './wrap.ts';
 import {
   CREDENTIAL_ID_PARAMS,
+  FUNDER_LOOKUP,
+  FUNDER_PARAMS,
+  ONBOARDING_PARAMS,
+  ONBOARDING_STATUS,
+  ROTATION_CALLDATA,
+  ROTATION_QUERY,
   REVOKED_CREDENTIAL,
   STORE_CREDENTIAL_BODY,
   STORED_CREDENTIAL,
   VERIFIED_CREDENTIAL,
+  WRAP_BODY,
+  WRAP_RESULT,
 } from './openapi-examples.ts';
 import {
   CREDENTIAL_LIST_DEFAULT_LIMIT,
   CredentialIdParams,
   CredentialListSchema,
   CredentialSchema,
+  FunderParams,
+  FunderSchema,
+  OnboardingParams,
+  OnboardingSchema,
+  RotationQuery,
+  RotationSchema,
   ListCredentialsQuery,
   StoreCredentialBody,
   VerifyCredentialSchema,
+  WrapBody,
+  WrapSchema,
 } from './schemas.ts';
 import { getCredentialMeta } from './store.ts';
 import { useCredential } from './usage.ts';
@@ -230,4 +252,191 @@ export const pmRoutes: RouteDefinition[] = [
       };
     },
   }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/pm/credentials/{id}/rotation',
+    operationId: 'venueCredentialRotation',
+    summary: "The swapOwner calldata that replaces a Safe funder's signer (never submitted by Purser)",
+    description:
+      'For a polymarket credential of signature type 2: swapOwner(prev_owner, old_owner, new_owner) for the ' +
+      "Safe to execute, prev_owner read from the Safe's live owner list (the sentinel 0x…01 when the signer " +
+      'heads it, as in a 1-of-1 Safe), with the ordered steps and the rotation policy. Execute it from the ' +
+      'Safe, store a credential with the new key, revoke this one.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: false,
+    gate: pmJurisdictionGate,
+    schema: { params: CredentialIdParams, querystring: RotationQuery, response: { 200: RotationSchema } },
+    docs: {
+      errors: [
+        GATED,
+        { code: 'NOT_FOUND', when: 'the account has no active credential with this id' },
+        { code: 'INVALID_REQUEST', when: 'new_owner is the zero address, the sentinel or the Safe itself' },
+        {
+          code: 'NOT_APPLICABLE',
+          when: 'not rotatable: a kalshi credential, a funder that is not a Safe, a signer that is no longer an owner, or a new_owner that already is one',
+        },
+        { code: 'UNAVAILABLE', when: 'the chain RPC did not answer' },
+      ],
+      responses: { 200: 'The calldata and the steps.' },
+      example: {
+        params: CREDENTIAL_ID_PARAMS,
+        query: ROTATION_QUERY,
+        status: 200,
+        response: ROTATION_CALLDATA,
+      },
+    },
+    handler: async (ctx) => ({
+      status: 200,
+      body: await rotationCalldata(
+        ctx.deps.db,
+        chainOf(ctx.deps),
+        ctx.deps.config.pm.chainId,
+        requirePrincipal(ctx).accountId,
+        ctx.params.id,
+        ctx.query.new_owner,
+        ctx.deadline,
+      ),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/pm/onboarding/{address}',
+    operationId: 'pmOnboarding',
+    summary: 'What a wallet lacks to trade on Polymarket: the six grants and its collateral, read on chain',
+    description:
+      "Reads live on the prediction-market chain: pUSD's allowance and the conditional tokens' operator " +
+      'approval for each of the CTF Exchange V2, the NegRisk CTF Exchange V2 and the NegRisk Adapter (an ' +
+      'allowance counts from 2^128, and the calldata grants the maximum), the pUSD balance and the USDC.e ' +
+      'still to wrap. Each missing grant comes with the call the wallet makes; wrap_calls approve the onramp ' +
+      'and wrap the whole USDC.e balance. Non-custodial: nothing is submitted.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: { in: 'params', field: 'address' },
+    gate: pmJurisdictionGate,
+    schema: { params: OnboardingParams, response: { 200: OnboardingSchema } },
+    docs: {
+      errors: [GATED, { code: 'UNAVAILABLE', when: 'the chain RPC did not answer' }],
+      responses: { 200: 'The grants, the collateral and the calls still to make.' },
+      example: { params: ONBOARDING_PARAMS, status: 200, response: ONBOARDING_STATUS },
+    },
+    handler: async (ctx) => ({
+      status: 200,
+      body: await onboardingStatus(
+        chainOf(ctx.deps),
+        ctx.deps.config.pm.chainId,
+        ctx.deps.config.pm.contracts,
+        getAddress(ctx.params.address),
+        ctx.deadline,
+      ),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/pm/funder/{owner}',
+    operationId: 'pmFunder',
+    summary: "An owner's funder Safe: its Safes from the Safe Transaction Service, the likeliest first",
+    description:
+      "The owner's Safes on the prediction-market chain (Safe's Transaction Service), each read on chain: the " +
+      'likeliest funder has the most of the six grants set, then the most pUSD. At most 20 are read.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: { in: 'params', field: 'owner' },
+    gate: pmJurisdictionGate,
+    schema: { params: FunderParams, response: { 200: FunderSchema } },
+    docs: {
+      errors: [
+        GATED,
+        { code: 'UNAVAILABLE', when: 'the Safe Transaction Service or the chain RPC did not answer' },
+      ],
+      responses: { 200: 'The candidates, likeliest first, and the likeliest as funder (null without any).' },
+      example: { params: FUNDER_PARAMS, status: 200, response: FUNDER_LOOKUP },
+    },
+    handler: async (ctx) => {
+      if (!ctx.deps.safeIndex) {
+        throw unavailable('No Safe Transaction Service is configured here.', {
+          remediation: 'The operator sets SAFE_TX_SERVICE_URL (docs/operations.md).',
+          next: [],
+        });
+      }
+      return {
+        status: 200,
+        body: await lookupFunder(
+          ctx.deps.safeIndex,
+          chainOf(ctx.deps),
+          ctx.deps.config.pm.chainId,
+          ctx.deps.config.pm.contracts,
+          ctx.params.owner,
+          ctx.deadline,
+        ),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/pm/wrap',
+    operationId: 'pmWrap',
+    summary: "Wrap a Safe funder's USDC.e into pUSD, signed with the stored signer key and relayed",
+    description:
+      'For a polymarket credential of signature type 2 stored with its signer key, and a 1-of-1 Safe: the ' +
+      'approve of the onramp (unless its allowance covers the amount) and the wrap, each a Safe transaction ' +
+      "signed with the sealed signer key and sent by the platform's relayer, which pays the gas. The budget " +
+      'is checked before each broadcast: a 504 says what was sent, and an approve without its wrap is safe ' +
+      "to retry. Booked as one ledger group on the Safe's wallet.",
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'write',
+    wallet: false,
+    gate: pmJurisdictionGate,
+    schema: { body: WrapBody, response: { 200: WrapSchema } },
+    docs: {
+      errors: [
+        GATED,
+        { code: 'INVALID_REQUEST', when: "amount_base_units is 0 or more than the Safe's unwrapped USDC.e" },
+        { code: 'NOT_FOUND', when: 'the account has no active credential with this id' },
+        {
+          code: 'EXECUTION_DISABLED',
+          when: 'execution is switched off for the environment, the account or the Safe',
+        },
+        {
+          code: 'NOT_APPLICABLE',
+          when: 'not wrappable: another venue or signature type, a client-signed credential, a Safe of more than one required signature or whose owners no longer include the signer, nothing to wrap, or a transaction that reverted',
+        },
+        {
+          code: 'UNAVAILABLE',
+          when: 'sealing or the relay signer is not configured, or the chain did not answer',
+        },
+      ],
+      responses: { 200: 'Wrapped: the amount, the transactions and the balances after.' },
+      example: { body: WRAP_BODY, status: 200, response: WRAP_RESULT },
+    },
+    handler: async (ctx) => {
+      const actor = actorOf(ctx);
+      const deps = {
+        ...credentialDeps(ctx.deps),
+        db: ctx.deps.db,
+        chain: chainOf(ctx.deps),
+        chainId: ctx.deps.config.pm.chainId,
+        contracts: ctx.deps.config.pm.contracts,
+      };
+      return ctx.replayable(async () => ({
+        status: 200,
+        body: await wrapCollateral(deps, actor, ctx.body, ctx.deadline),
+      }));
+    },
+  }),
 ];
+
+/** The chains of this process; 503 without them. */
+function chainOf(deps: AppDeps): ChainPort {
+  if (!deps.chain) {
+    throw unavailable('This process has no chain connection.', {
+      remediation: 'The operator configures RPC_URL_137; retry later.',
+      next: [],
+    });
+  }
+  return deps.chain;
+}

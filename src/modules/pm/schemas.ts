@@ -131,3 +131,134 @@ export const VerifyCredentialSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const CALL = Type.Object({ to: ADDRESS, data: Type.String() }, { additionalProperties: false });
+
+export const OnboardingParams = Type.Object(
+  {
+    address: {
+      ...ADDRESS,
+      description: 'The wallet that holds the funds (the funder: an EOA, proxy or Safe).',
+    },
+  },
+  { additionalProperties: false },
+);
+
+export const OnboardingSchema = Type.Object(
+  {
+    address: ADDRESS,
+    trade_ready: Type.Boolean({ description: 'All six grants are set.' }),
+    approvals: Type.Array(
+      Type.Object(
+        {
+          id: Type.String(),
+          description: Type.String(),
+          approved: Type.Boolean(),
+          call: Type.Union([CALL, Type.Null()], {
+            description: 'What the wallet calls to grant it (null when granted).',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    collateral: Type.Object(
+      {
+        pusd: Type.String({ description: 'pUSD, base units (6 decimals).' }),
+        usdce_unwrapped: Type.String({ description: 'USDC.e not wrapped yet, base units.' }),
+        wrap_calls: Type.Union([
+          Type.Array(
+            Type.Object(
+              { id: Type.String(), description: Type.String(), to: ADDRESS, data: Type.String() },
+              { additionalProperties: false },
+            ),
+          ),
+          Type.Null(),
+        ]),
+      },
+      { additionalProperties: false },
+    ),
+    collateral_note: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export const FunderParams = Type.Object(
+  { owner: { ...ADDRESS, description: 'An owner (signer) address.' } },
+  { additionalProperties: false },
+);
+
+export const FunderSchema = Type.Object(
+  {
+    owner: ADDRESS,
+    funder: Type.Union([ADDRESS, Type.Null()], {
+      description: 'The likeliest funder Safe, or null when none.',
+    }),
+    candidates: Type.Array(
+      Type.Object(
+        {
+          address: ADDRESS,
+          grants_set: Type.Integer({ minimum: 0, maximum: 6 }),
+          trade_ready: Type.Boolean(),
+          pusd: Type.String(),
+          usdce_unwrapped: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Likeliest first: most grants set, then most pUSD.' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RotationQuery = Type.Object(
+  { new_owner: { ...ADDRESS, description: 'The address that takes the signer’s place among the owners.' } },
+  { additionalProperties: false },
+);
+
+export const RotationSchema = Type.Object(
+  {
+    credential_id: Type.String(),
+    venue: Type.Literal('polymarket'),
+    funder: ADDRESS,
+    old_owner: ADDRESS,
+    new_owner: ADDRESS,
+    prev_owner: ADDRESS,
+    call: Type.Object(
+      { to: ADDRESS, data: Type.String(), value: Type.Literal('0') },
+      { additionalProperties: false },
+    ),
+    sequence: Type.Array(Type.String()),
+    rotation_policy: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export const WrapBody = Type.Object(
+  {
+    credential_id: Type.String({
+      pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+      description: 'A polymarket credential of signature type 2 stored with its signer key.',
+    }),
+    amount_base_units: Type.Optional(
+      Type.String({
+        pattern: '^[0-9]{1,30}$',
+        description: "USDC.e base units to wrap (6 decimals); default the Safe's whole unwrapped balance.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const WrapSchema = Type.Object(
+  {
+    wrapped_base_units: Type.String(),
+    txs: Type.Array(Type.String(), {
+      description: 'The relayed execTransaction hashes: the approve (if needed), then the wrap.',
+    }),
+    collateral: Type.Object(
+      { pusd: Type.String(), usdce_unwrapped: Type.String() },
+      { additionalProperties: false, description: "The Safe's balances after the wrap, base units." },
+    ),
+  },
+  { additionalProperties: false },
+);
