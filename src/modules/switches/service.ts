@@ -7,7 +7,7 @@
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import { AppError, invalidRequest, notFound, type NextStep } from '../../core/errors/app-error.ts';
-import type { Actor } from '../../core/http/actor.ts';
+import { actorName, type Actor } from '../../core/http/actor.ts';
 import { findAccountById } from '../account/index.ts';
 import { recordAudit, type NetworkContext } from '../audit/index.ts';
 import { emitEvent } from '../events/index.ts';
@@ -411,10 +411,6 @@ export async function accountSwitchState(db: DbExecutor, accountId: string): Pro
   };
 }
 
-function actorLabel(actor: Actor): string {
-  return `${actor.principal.kind}:${actor.principal.credentialId}`;
-}
-
 /**
  * POST /v1/account/panic: switches execution off for the caller's account at once, in the caller's
  * transaction. Already panicked: nothing changes (the first panic's reason and credential stand).
@@ -428,7 +424,7 @@ export async function panicAccount(
 ): Promise<AccountSwitchState> {
   const accountId = actor.principal.accountId;
   const cleaned = cleanReason(reason, false) ?? DEFAULT_PANIC_REASON;
-  const by = actorLabel(actor);
+  const by = actorName(actor);
   const row = await insertOffSwitchIfOn(tx, {
     scope: 'account',
     target: accountId,
@@ -460,7 +456,7 @@ export async function unpanicAccount(
   actor: Actor,
 ): Promise<AccountSwitchState> {
   const accountId = actor.principal.accountId;
-  const by = actorLabel(actor);
+  const by = actorName(actor);
   const row = await deleteOffSwitch(tx, 'account', accountId, 'panic');
   switchesChanged();
   await recordAudit(tx, clock, {
