@@ -3,6 +3,7 @@
 // Service, the swapOwner calldata executed changes the owner, and the relayed wrap moves USDC.e
 // into pUSD with the ledger matching the chain.
 
+import fc from 'fast-check';
 import { sql } from 'kysely';
 import { createPublicClient, erc20Abi, getAddress, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
@@ -15,10 +16,13 @@ import { createPmVenuePorts } from '../../adapters/pm-venue/index.ts';
 import { createSafeTxServiceAdapter } from '../../adapters/safe/tx-service.ts';
 import { testConfig } from '../../config.ts';
 import { systemClock } from '../../core/clock.ts';
+import { Deadline } from '../../core/http/deadline.ts';
 import { withDevnetPmVenues } from '../../devnet/config-overrides.ts';
 import { devnetRpcUrls } from '../../devnet/devnet.ts';
 import { fundAddress } from '../../devnet/faucet.ts';
 import { createDevnetSafe, execSafeBatch, execSafeTransaction } from '../../devnet/safes.ts';
+import { credentialDeps } from './routes.ts';
+import { wrapCollateral } from './wrap.ts';
 
 const devnet = inject('devnet');
 const polygon = devnet.chains[137]!;
@@ -463,5 +467,150 @@ describe('POST /v1/pm/wrap', () => {
     });
     expectErrorBody(refused, 403, 'EXECUTION_DISABLED');
     expect(await balanceOf(contracts.usdce, loneSafe)).toBe(5_000_000n);
+  });
+});
+
+describe('the wrap under time and concurrency', () => {
+  /** A budget that runs out at one named step (Deadline's checks name what comes next). */
+  class RunsOutBefore extends Deadline {
+    constructor(private readonly step: string) {
+      super(60_000);
+    }
+    override check(action: string): void {
+      if (action === this.step) throw this.exceeded(`before ${action}`);
+      super.check(action);
+    }
+  }
+
+  async function wrapDeps() {
+    return {
+      ...credentialDeps(t.deps),
+      db: t.deps.db,
+      chain: t.deps.chain!,
+      chainId: 137,
+      contracts,
+    };
+  }
+
+  it('a budget that runs out before the wrap is a 504 naming the approve; the retry skips the approve', async () => {
+    const signer = generatePrivateKey();
+    const safe = await newSafe([signer]);
+    const id = await storeSafeCredential(signer, safe);
+    await fundAddress(devnet, {
+      chainId: 137,
+      address: safe,
+      tokens: [{ symbol: 'USDC.e', amount: 3_000_000n }],
+    });
+    const actor = {
+      principal: {
+        accountId,
+        kind: 'session' as const,
+        credentialId: 'ses_test',
+        scopes: [],
+        wallets: null,
+        address: '',
+      },
+      network: { clientIp: null, userAgent: null },
+    };
+    const deps = await wrapDeps();
+    const err = await wrapCollateral(
+      deps,
+      actor,
+      { credential_id: id },
+      new RunsOutBefore('broadcasting the wrap'),
+    ).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+    expect((err as Error).message).toMatch(/Already transmitted: approve_usdce_onramp 0x[0-9a-f]{64}/);
+    expect(await balanceOf(contracts.usdce, safe)).toBe(3_000_000n);
+    expect(
+      await client.readContract({
+        address: contracts.usdce,
+        abi: erc20Abi,
+        functionName: 'allowance',
+        args: [safe, contracts.onramp],
+      }),
+    ).toBe(3_000_000n);
+    // Nothing at all when it runs out before the first broadcast.
+    const early = await wrapCollateral(
+      deps,
+      actor,
+      { credential_id: id },
+      new RunsOutBefore('reading the Safe and its USDC.e'),
+    ).catch((e: unknown) => e);
+    expect((early as Error).message).toMatch(/Nothing was transmitted/);
+
+    const retry = await wrapCollateral(deps, actor, { credential_id: id }, new Deadline(30_000));
+    expect(retry.txs).toHaveLength(1);
+    expect(retry).toMatchObject({
+      wrapped_base_units: '3000000',
+      collateral: { pusd: '3000000', usdce_unwrapped: '0' },
+    });
+  });
+
+  it('two wraps of one Safe at once: one wraps, the other finds nothing left', async () => {
+    const signer = generatePrivateKey();
+    const safe = await newSafe([signer]);
+    const id = await storeSafeCredential(signer, safe);
+    await fundAddress(devnet, {
+      chainId: 137,
+      address: safe,
+      tokens: [{ symbol: 'USDC.e', amount: 7_000_000n }],
+    });
+    const answers = await Promise.all(
+      [1, 2].map(() =>
+        t.app.fastify.inject({ method: 'POST', url: '/v1/pm/wrap', headers, payload: { credential_id: id } }),
+      ),
+    );
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 422]);
+    expect(await balanceOf(contracts.collateral, safe)).toBe(7_000_000n);
+    const { rows } = await sql<{ n: string }>`
+      SELECT count(*)::text AS n FROM ledger_groups WHERE kind = 'pm.wrap' AND memo->>'funder' = ${safe.toLowerCase()}`.execute(
+      t.db.db,
+    );
+    expect(rows[0]!.n).toBe('1');
+  });
+
+  it('malformed addresses, ids and amounts are 400 and nothing is broadcast', async () => {
+    const relayer = t.deps.chain!.relayerAddress()!;
+    const before = await client.getTransactionCount({ address: relayer });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.string({ maxLength: 50 }), fc.stringMatching(/^0x[0-9a-fA-F]{1,45}$/)),
+        fc.oneof(
+          fc.string({ maxLength: 40 }),
+          fc.integer().map(String),
+          fc.constant('-1'),
+          fc.constant('1.5'),
+        ),
+        async (junk, amount) => {
+          const isAddress = /^0x[0-9a-fA-F]{40}$/.test(junk);
+          for (const url of [
+            `/v1/pm/onboarding/${encodeURIComponent(junk)}`,
+            `/v1/pm/funder/${encodeURIComponent(junk)}`,
+          ]) {
+            const res = await get(url);
+            if (!isAddress)
+              expectErrorBody(
+                res,
+                res.statusCode === 404 ? 404 : 400,
+                res.statusCode === 404 ? 'NOT_FOUND' : 'INVALID_REQUEST',
+              );
+          }
+          const rotation = await get(
+            `/v1/pm/credentials/${encodeURIComponent(junk)}/rotation?new_owner=${encodeURIComponent(amount)}`,
+          );
+          expect([400, 404]).toContain(rotation.statusCode);
+          const wrapped = await t.app.fastify.inject({
+            method: 'POST',
+            url: '/v1/pm/wrap',
+            headers,
+            payload: { credential_id: junk, amount_base_units: amount },
+          });
+          expect([400, 404]).toContain(wrapped.statusCode);
+        },
+      ),
+      { numRuns: 60 },
+    );
+    expect(await client.getTransactionCount({ address: relayer })).toBe(before);
   });
 });
