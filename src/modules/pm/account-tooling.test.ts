@@ -17,6 +17,7 @@ import { createSafeTxServiceAdapter } from '../../adapters/safe/tx-service.ts';
 import { testConfig } from '../../config.ts';
 import { systemClock } from '../../core/clock.ts';
 import { Deadline } from '../../core/http/deadline.ts';
+import { SealingKeyring } from '../../core/sealing.ts';
 import { withDevnetPmVenues } from '../../devnet/config-overrides.ts';
 import { devnetRpcUrls } from '../../devnet/devnet.ts';
 import { fundAddress } from '../../devnet/faucet.ts';
@@ -545,6 +546,47 @@ describe('the wrap under time and concurrency', () => {
       wrapped_base_units: '3000000',
       collateral: { pusd: '3000000', usdce_unwrapped: '0' },
     });
+  });
+
+  it('answers 503 without a relay signer or without sealing, before opening anything', async () => {
+    const signer = generatePrivateKey();
+    const safe = await newSafe([signer]);
+    const id = await storeSafeCredential(signer, safe);
+    const actor = {
+      principal: {
+        accountId,
+        kind: 'session' as const,
+        credentialId: 'ses_test',
+        scopes: [],
+        wallets: null,
+        address: '',
+      },
+      network: { clientIp: null, userAgent: null },
+    };
+    const noRelayer = {
+      ...(await wrapDeps()),
+      chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
+    };
+    await expect(
+      wrapCollateral(noRelayer, actor, { credential_id: id }, new Deadline(5_000)),
+    ).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringMatching(/relay signer/),
+    });
+    const noSealing = { ...(await wrapDeps()), keyring: SealingKeyring.publicDevelopmentKeyring() };
+    await expect(
+      wrapCollateral(noSealing, actor, { credential_id: id }, new Deadline(5_000)),
+    ).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringMatching(/Sealing/),
+    });
+    const uses = await t.db.db
+      .selectFrom('audit_log')
+      .select('details')
+      .where('subject', '=', id)
+      .where('action', '=', 'venue_credential.use')
+      .execute();
+    expect(uses.map((u) => (u.details as { operation: string }).operation)).toEqual(['authenticate']);
   });
 
   it('two wraps of one Safe at once: one wraps, the other finds nothing left', async () => {
