@@ -1,18 +1,20 @@
 // Polymarket's CLOB V2 (clob.polymarket.com), as far as the credentials need it: the L1 headers
 // (an EIP-712 `ClobAuth` signature of the signer's key) that create or derive an API credential,
 // the L2 headers (HMAC-SHA256 with the credential's secret) that authenticate every other call,
-// and the V2 order's EIP-712 typed data, which later work signs orders with. The formats are
-// clob-client-v2 1.1.0's (`src/signing/*`, `src/headers/index.ts`,
-// `src/order-utils/model/ctfExchangeV2TypedData.ts`; protocols.md §8.3, §8.5); the answers are the
-// CLOB's (`{"error": "…"}` bodies, docs.polymarket.com "Error Codes").
+// and the V2 order: its amounts (order-amounts.ts), EIP-712 typed data, signature and
+// `POST /order` body. The formats are clob-client-v2 1.1.0's (`src/signing/*`,
+// `src/headers/index.ts`, `src/order-utils/*`, `src/order-builder/*`, `src/types/ordersV2.ts`;
+// protocols.md §8.3, §8.5); the answers are the CLOB's (`{"error": "…"}` bodies,
+// docs.polymarket.com "Error Codes").
 //
 // Secrets (the signer key, the credential's secret and passphrase) never reach an error message or
 // a log: errors quote the venue's own error text, with any credential value scrubbed from it.
 
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import {
   getAddress,
   hashTypedData,
+  isAddress,
   type Address,
   type Hex,
   type LocalAccount,
@@ -21,11 +23,18 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { systemClock, type Clock } from '../../core/clock.ts';
 import { parseRetryAfter } from '../venues/aggregator-http.ts';
+import { isClobTickSize, orderAmounts, OrderInputError } from './order-amounts.ts';
 import {
   VenueRejected,
   VenueUnavailable,
   type ClobApiCredentials,
+  type ClobOrderType,
   type ClobOrderV2,
+  type ClobPostOrderOptions,
+  type ClobSide,
+  type ClobSignatureType,
+  type ClobSignedOrderV2,
+  type ClobTickSize,
   type CredentialCheck,
   type PolymarketClobPort,
 } from './port.ts';
@@ -230,6 +239,193 @@ export function orderHashV2(
   venue: { chainId: number; negRisk: boolean; verifyingContract?: Address },
 ): Hex {
   return hashTypedData(orderTypedDataV2(order, venue));
+}
+
+/** The bytes32 the client puts in `metadata` and `builder` when there is none. */
+export const ZERO_BYTES32: Hex = `0x${'0'.repeat(64)}`;
+
+const UINT = /^\d+$/;
+const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
+const MAX_UINT256 = 2n ** 256n - 1n;
+
+/**
+ * A fresh salt: a random integer below 2^53. The `POST /order` body carries the salt as a JSON
+ * number (clob-client-v2 `orderToJsonV2`: `parseInt(salt)`), so it must be a safe integer for the
+ * venue to hash the order that was signed; the client's own is `Math.round(Math.random() * Date.now())`.
+ */
+export function newOrderSalt(): string {
+  return (randomBytes(8).readBigUInt64BE() & BigInt(Number.MAX_SAFE_INTEGER)).toString();
+}
+
+export interface OrderV2Input {
+  /** Whose funds: the signer itself (type 0), its proxy wallet (1) or its Safe (2). */
+  maker: Address;
+  /** The EOA that signs (the API credential's address). */
+  signer: Address;
+  signatureType: ClobSignatureType;
+  /** The outcome token (ERC-1155 position id), decimal. */
+  tokenId: string | bigint;
+  side: ClobSide;
+  /** Decimal string on the market's tick grid, in (0, 1). */
+  price: string;
+  /** Shares, decimal string, more than 0, at most 2 decimals. */
+  size: string;
+  /** The market's tick size (`tickSize(tokenId)`). */
+  tickSize: ClobTickSize;
+  /** Default: newOrderSalt(). A safe integer. */
+  salt?: string | number | bigint;
+  /** Milliseconds since the epoch; default the clock's now. */
+  timestamp?: string | number | bigint;
+  /** Unix seconds for a GTD order; default "0" (none). Not signed. */
+  expiration?: string | number | bigint;
+  /** bytes32, default zero. */
+  metadata?: Hex;
+  /** The builder code (bytes32), default zero. */
+  builder?: Hex;
+  /** Where the default timestamp comes from. */
+  clock?: Clock;
+}
+
+function uintField(
+  field: 'salt' | 'timestamp' | 'expiration' | 'tokenId',
+  value: string | number | bigint,
+  max: bigint,
+): string {
+  let n: bigint;
+  if (typeof value === 'bigint') n = value;
+  else if (typeof value === 'number' && Number.isSafeInteger(value)) n = BigInt(value);
+  else if (typeof value === 'string' && UINT.test(value.trim())) n = BigInt(value.trim());
+  else throw new OrderInputError(field, `${field} must be a non-negative integer`);
+  if (n < 0n) throw new OrderInputError(field, `${field} must be a non-negative integer`);
+  if (n > max) throw new OrderInputError(field, `${field} is out of range`);
+  return n.toString();
+}
+
+function addressField(field: 'maker' | 'signer', value: string): Address {
+  if (typeof value !== 'string' || !isAddress(value, { strict: false })) {
+    throw new OrderInputError(field, `${field} must be an address`);
+  }
+  return getAddress(value);
+}
+
+function bytes32Field(field: 'metadata' | 'builder', value: string | undefined): Hex {
+  if (value === undefined) return ZERO_BYTES32;
+  if (typeof value !== 'string' || !BYTES32.test(value)) {
+    throw new OrderInputError(field, `${field} must be 32 bytes of hex (0x + 64 digits)`);
+  }
+  return value.toLowerCase() as Hex;
+}
+
+/**
+ * A V2 limit order with the amounts the venue's client computes for the price, size and tick size
+ * (exactly, see order-amounts.ts), ready to sign. Refuses, with an OrderInputError naming the
+ * field, a price outside (0, 1) or off the tick grid, a size of 0 or with more than 2 decimals, and
+ * a maker/signer pair the signature type does not allow.
+ */
+export function buildOrderV2(input: OrderV2Input): ClobOrderV2 {
+  const maker = addressField('maker', input.maker);
+  const signer = addressField('signer', input.signer);
+  const type = input.signatureType;
+  if (type !== 0 && type !== 1 && type !== 2 && type !== 3) {
+    throw new OrderInputError('signatureType', 'signatureType must be 0, 1, 2 or 3');
+  }
+  const same = maker === signer;
+  if ((type === 0 || type === 3) && !same) {
+    throw new OrderInputError('maker', `signature type ${type} needs the maker to be the signer`);
+  }
+  if ((type === 1 || type === 2) && same) {
+    throw new OrderInputError(
+      'maker',
+      `signature type ${type} needs the maker to be the funder (the proxy or Safe), not the signer`,
+    );
+  }
+  if (!isClobTickSize(input.tickSize)) {
+    throw new OrderInputError('tickSize', 'tickSize must be one of 0.1, 0.01, 0.005, 0.0025, 0.001, 0.0001');
+  }
+  const tokenId = uintField('tokenId', input.tokenId, MAX_UINT256);
+  if (tokenId === '0') throw new OrderInputError('tokenId', 'tokenId must be an outcome token id');
+  const amounts = orderAmounts({
+    side: input.side,
+    price: input.price,
+    size: input.size,
+    tickSize: input.tickSize,
+  });
+  const now = (input.clock ?? systemClock).now().getTime();
+  return {
+    salt: uintField('salt', input.salt ?? newOrderSalt(), BigInt(Number.MAX_SAFE_INTEGER)),
+    maker,
+    signer,
+    tokenId,
+    makerAmount: amounts.makerAmount.toString(),
+    takerAmount: amounts.takerAmount.toString(),
+    side: input.side,
+    signatureType: type,
+    timestamp: uintField('timestamp', input.timestamp ?? now, MAX_UINT256),
+    expiration: uintField('expiration', input.expiration ?? 0, MAX_UINT256),
+    metadata: bytes32Field('metadata', input.metadata),
+    builder: bytes32Field('builder', input.builder),
+  };
+}
+
+/**
+ * The order signed with the signer's key (EIP-712, see orderTypedDataV2). Types 0, 1 and 2 only:
+ * a POLY_1271 (type 3) order is signed in its wallet's ERC-1271 envelope, which is not done here.
+ */
+export async function signOrderV2(
+  order: ClobOrderV2,
+  account: LocalAccount,
+  venue: { chainId: number; negRisk: boolean; verifyingContract?: Address },
+): Promise<ClobSignedOrderV2> {
+  if (order.signatureType === 3)
+    throw new Error('signOrderV2: POLY_1271 (type 3) orders are not signed here');
+  if (getAddress(account.address) !== getAddress(order.signer)) {
+    throw new Error('signOrderV2: the account is not the order signer');
+  }
+  const signature = await account.signTypedData(orderTypedDataV2(order, venue));
+  return { ...order, signature };
+}
+
+/** The body of `POST /order` (clob-client-v2 `orderToJsonV2`): the salt as a JSON number. */
+export interface OrderPayloadV2 {
+  deferExec: boolean;
+  postOnly: boolean;
+  order: Omit<ClobSignedOrderV2, 'salt'> & { salt: number };
+  /** The API key that posts it. */
+  owner: string;
+  orderType: ClobOrderType;
+}
+
+/** The `POST /order` body for a signed order, keys in the client's order. */
+export function orderPayloadV2(
+  order: ClobSignedOrderV2,
+  owner: string,
+  options: ClobPostOrderOptions,
+): OrderPayloadV2 {
+  const salt = Number(order.salt);
+  if (!UINT.test(order.salt) || !Number.isSafeInteger(salt)) {
+    throw new OrderInputError('salt', 'salt must be a safe integer: the venue reads it as a JSON number');
+  }
+  return {
+    deferExec: options.deferExec ?? false,
+    postOnly: options.postOnly ?? false,
+    order: {
+      salt,
+      maker: order.maker,
+      signer: order.signer,
+      tokenId: order.tokenId,
+      makerAmount: order.makerAmount,
+      takerAmount: order.takerAmount,
+      side: order.side,
+      signatureType: order.signatureType,
+      timestamp: order.timestamp,
+      expiration: order.expiration,
+      metadata: order.metadata,
+      builder: order.builder,
+      signature: order.signature,
+    },
+    owner,
+    orderType: options.orderType,
+  };
 }
 
 // ------------------------------------------------------------------------------ the adapter

@@ -56,6 +56,151 @@ export interface ClobSignedOrderV2 extends ClobOrderV2 {
   signature: Hex;
 }
 
+/** The price grids the CLOB knows (clob-client-v2 `TickSize`): a market's `minimum_tick_size`. */
+export const CLOB_TICK_SIZES = ['0.1', '0.01', '0.005', '0.0025', '0.001', '0.0001'] as const;
+export type ClobTickSize = (typeof CLOB_TICK_SIZES)[number];
+
+/**
+ * How long an order lives (clob-client-v2 `OrderType`): GTC good till canceled, GTD good till its
+ * `expiration` (less the venue's one-minute threshold), FOK filled at once in full or killed, FAK
+ * filled at once as far as it goes, the rest killed.
+ */
+export type ClobOrderType = 'GTC' | 'GTD' | 'FOK' | 'FAK';
+
+/** Who makes an authenticated (L2) call: the API credential and the signer address it belongs to. */
+export interface ClobL2Auth {
+  /** The signer EOA the credential was made for (POLY_ADDRESS), not the funder. */
+  address: Address;
+  creds: ClobApiCredentials;
+}
+
+/** A caller's time budget for one port call (a list walk counts as one call). */
+export interface ClobCallOptions {
+  /** Stops the call when it aborts (the caller's deadline). */
+  signal?: AbortSignal;
+  /** Limit of each HTTP request in milliseconds (default: the adapter's `timeoutMs`). */
+  timeoutMs?: number;
+}
+
+export interface ClobPostOrderOptions {
+  orderType: ClobOrderType;
+  /** Refused by the venue when the order would cross the book; GTC and GTD only. */
+  postOnly?: boolean;
+  /** Ask the venue to answer before the match's settlement is known. */
+  deferExec?: boolean;
+}
+
+/** `POST /order`'s answer, normalized (clob-client-v2 `OrderResponse`). */
+export interface ClobPostOrderResult {
+  /** The order's hash, as the venue spells it. */
+  orderId: string;
+  /** `live` (resting), `matched`, `delayed` or `unmatched`, as the venue says it. */
+  status: string;
+  success: boolean;
+  errorMsg: string;
+  /** What was matched at once, as the venue's decimal strings ("" when nothing matched). */
+  makingAmount: string;
+  takingAmount: string;
+  /** The venue's `transactionsHashes`: settlement transactions of the matches, when known. */
+  transactionHashes: string[];
+  /** The venue's `tradeIDs`: the trades the order made at once. */
+  tradeIds: string[];
+}
+
+/** `GET /data/order/{id}` and `GET /data/orders` items (clob-client-v2 `OpenOrder`). */
+export interface ClobOpenOrder {
+  id: string;
+  /** `LIVE`, `MATCHED`, `CANCELED`, … as the venue says it. */
+  status: string;
+  /** The API key that placed it. */
+  owner: string;
+  maker_address: string;
+  /** The market's condition id. */
+  market: string;
+  asset_id: string;
+  side: ClobSide;
+  /** Shares, decimal strings. */
+  original_size: string;
+  size_matched: string;
+  price: string;
+  associate_trades: string[];
+  outcome: string;
+  /** Unix seconds. */
+  created_at: number;
+  /** Unix seconds, "0" for none. */
+  expiration: string;
+  order_type: string;
+}
+
+/** One resting order a trade matched (clob-client-v2 `MakerOrder`). */
+export interface ClobMakerOrder {
+  order_id: string;
+  owner: string;
+  maker_address: string;
+  matched_amount: string;
+  price: string;
+  fee_rate_bps: string;
+  asset_id: string;
+  outcome: string;
+  side?: ClobSide;
+  builder_fee?: string;
+  builder_code?: string;
+}
+
+/** `GET /data/trades` items (clob-client-v2 `Trade`). */
+export interface ClobTrade {
+  id: string;
+  taker_order_id: string;
+  market: string;
+  asset_id: string;
+  /** The taker's side. */
+  side: ClobSide;
+  size: string;
+  fee_rate_bps: string;
+  price: string;
+  /** `MATCHED`, `MINED`, `CONFIRMED`, `RETRYING` or `FAILED`, as the venue says it. */
+  status: string;
+  /** Unix seconds. */
+  match_time: string;
+  match_time_nano?: string;
+  last_update: string;
+  outcome: string;
+  bucket_index: number;
+  owner: string;
+  maker_address: string;
+  maker_orders: ClobMakerOrder[];
+  transaction_hash?: string;
+  err_msg?: string | null;
+  /** Which side of the trade the caller was on. */
+  trader_side: 'TAKER' | 'MAKER';
+}
+
+/** One page of trades, newest first; `nextCursor` null on the last page. */
+export interface ClobTradesPage {
+  trades: ClobTrade[];
+  nextCursor: string | null;
+}
+
+/** What a cancel did (the venue's `canceled` and `not_canceled`, with the reason per id). */
+export interface ClobCancelResult {
+  canceled: string[];
+  notCanceled: Record<string, string>;
+}
+
+export interface ClobBalanceAllowanceQuery {
+  assetType: 'COLLATERAL' | 'CONDITIONAL';
+  /** The outcome token, for CONDITIONAL. */
+  tokenId?: string;
+  /** Which funder of the caller's address: 0 the address itself, 1 its proxy, 2 its Safe. */
+  signatureType: ClobSignatureType;
+}
+
+/** A funder's balance and allowances per spender, in base units (6 decimals). */
+export interface ClobBalanceAllowance {
+  balance: bigint;
+  allowances: Record<string, bigint>;
+}
+
 /** The venue looked at a credential and answered. */
 export type CredentialCheck = { ok: true } | { ok: false; reason: string };
 
@@ -106,5 +251,20 @@ export class VenueRejected extends Error {
   ) {
     super(message);
     this.name = 'VenueRejected';
+  }
+}
+
+/**
+ * The CLOB answered and refused: `venueError` is its own text (a 4xx `{"error": …}` or an order
+ * answer's `errorMsg`), with any credential value taken out; `status` the HTTP status.
+ */
+export class ClobVenueRejected extends VenueRejected {
+  constructor(
+    message: string,
+    status: number,
+    readonly venueError: string,
+  ) {
+    super(message, status);
+    this.name = 'ClobVenueRejected';
   }
 }
