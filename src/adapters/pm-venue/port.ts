@@ -212,6 +212,75 @@ export interface PolymarketClobPort {
   deriveApiCredentials(signerKey: Hex, nonce?: number): Promise<ClobApiCredentials>;
   /** Whether the CLOB accepts `creds` as `address`'s L2 credential (an authenticated read). */
   checkApiCredentials(address: Address, creds: ClobApiCredentials): Promise<CredentialCheck>;
+
+  // Trading calls, each authenticated with L2 headers from `auth`. A refusal is a
+  // ClobVenueRejected carrying the venue's text; a 429, a 5xx, a timeout or an answer not in the
+  // venue's format is a VenueUnavailable (a 429 with retryAfterMs when the venue said when).
+
+  /**
+   * Places a signed order. A VenueUnavailable leaves it unknown whether the venue took the order:
+   * ask `getOrder(orderHashV2(order))` (and, for an order that may have matched at once, `trades`).
+   */
+  postOrder(
+    auth: ClobL2Auth,
+    order: ClobSignedOrderV2,
+    options: ClobPostOrderOptions,
+    call?: ClobCallOptions,
+  ): Promise<ClobPostOrderResult>;
+  /** One order of the caller's, or null when the venue shows none under that id. */
+  getOrder(auth: ClobL2Auth, orderId: string, call?: ClobCallOptions): Promise<ClobOpenOrder | null>;
+  /** Every open order of the caller's (every page), optionally of one market or one token. */
+  openOrders(
+    auth: ClobL2Auth,
+    filter?: { market?: string; assetId?: string },
+    call?: ClobCallOptions,
+  ): Promise<ClobOpenOrder[]>;
+  cancelOrder(auth: ClobL2Auth, orderId: string, call?: ClobCallOptions): Promise<ClobCancelResult>;
+  cancelOrders(auth: ClobL2Auth, orderIds: string[], call?: ClobCallOptions): Promise<ClobCancelResult>;
+  cancelAll(auth: ClobL2Auth, call?: ClobCallOptions): Promise<ClobCancelResult>;
+  /** Cancels the caller's open orders of a market (condition id) and/or token. */
+  cancelMarket(
+    auth: ClobL2Auth,
+    filter: { market?: string; assetId?: string },
+    call?: ClobCallOptions,
+  ): Promise<ClobCancelResult>;
+  /** One page of the caller's trades, newest first; pass `nextCursor` back for the next page. */
+  trades(
+    auth: ClobL2Auth,
+    query?: {
+      cursor?: string;
+      market?: string;
+      assetId?: string;
+      id?: string;
+      makerAddress?: string;
+      /** Unix seconds: only trades matched after it. */
+      after?: number;
+      /** Unix seconds: only trades matched before it. */
+      before?: number;
+    },
+    call?: ClobCallOptions,
+  ): Promise<ClobTradesPage>;
+  /** The venue's view of a funder's balance and allowances. */
+  balanceAllowance(
+    auth: ClobL2Auth,
+    query: ClobBalanceAllowanceQuery,
+    call?: ClobCallOptions,
+  ): Promise<ClobBalanceAllowance>;
+  /** Asks the venue to read the funder's balance and allowances from the chain again. */
+  updateBalanceAllowance(
+    auth: ClobL2Auth,
+    query: ClobBalanceAllowanceQuery,
+    call?: ClobCallOptions,
+  ): Promise<void>;
+
+  // Public market data (no authentication).
+
+  /** The token's market's price grid (`GET /tick-size`). */
+  tickSize(tokenId: string, call?: ClobCallOptions): Promise<ClobTickSize>;
+  /** Whether orders of the token are signed for the neg-risk exchange (`GET /neg-risk`). */
+  negRisk(tokenId: string, call?: ClobCallOptions): Promise<boolean>;
+  /** The venue's clock, unix seconds (`GET /time`). */
+  serverTime(call?: ClobCallOptions): Promise<number>;
 }
 
 /** A Kalshi API key: its id and the RSA private key (PEM) that signs requests. */
