@@ -7,6 +7,7 @@ import { parseCountryList } from './adapters/geo/countries.ts';
 import { DEFAULT_RESTRICTED_COUNTRIES } from './adapters/geo/restricted.ts';
 import { parseUsd, usdToMicro } from './core/money.ts';
 import { parseKeyMaterial, PUBLIC_DEV_KEY_ID, SEALING_KEY_ID_PATTERN } from './core/sealing.ts';
+import { parsePmRateLanes, type PmRateLanes } from './modules/ratelanes/lanes.ts';
 
 export type PurserEnv = 'development' | 'production';
 
@@ -67,6 +68,8 @@ export interface PmConfig {
     /** Loopback clients pass (development default). */
     allowLoopback: boolean;
   };
+  /** Platform-wide token buckets of the venue (`PM_RATE_LANES`; docs/rate-lanes.md). */
+  rateLanes: PmRateLanes;
   /** The volume watch on venue credentials (a usage burst raises security.alert). */
   watch: { burstMinPerMinute: number; burstFactor: number };
 }
@@ -731,6 +734,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         maxmindDbPath: str('PM_GEO_MAXMIND_DB') ?? null,
         allowLoopback: bool('PM_GEO_ALLOW_LOOPBACK', !production),
       },
+      rateLanes: pmRateLanes(str('PM_RATE_LANES'), problems),
       watch: {
         burstMinPerMinute: int('PM_CREDENTIAL_BURST_MIN_PER_MINUTE', 60, 1, 1_000_000),
         burstFactor: int('PM_CREDENTIAL_BURST_FACTOR', 10, 1, 1_000_000),
@@ -1013,10 +1017,17 @@ export function parsePmContracts(raw: string | undefined, problems: string[]): P
   for (const [field, value] of entries) {
     const key = byField.get(field);
     if (!key) return fail(`unknown contract "${field}" (known: ${[...byField.keys()].join(', ')})`);
-    if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(value)) return fail(`"${field}" must be an address`);
+    if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(value))
+      return fail(`"${field}" must be an address`);
     out[key] = value.toLowerCase() as `0x${string}`;
   }
   return out;
+}
+
+function pmRateLanes(raw: string | undefined, problems: string[]): PmRateLanes {
+  const parsed = parsePmRateLanes(raw);
+  problems.push(...parsed.problems);
+  return parsed.lanes;
 }
 
 /** `PM_RESTRICTED_COUNTRIES`: ISO 3166-1 alpha-2 codes, comma-separated; default Polymarket's list. */

@@ -828,6 +828,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pm/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The venue's resting orders of a credential (venue-authoritative) */
+        get: operations["listPmOrders"];
+        put?: never;
+        /**
+         * Place a limit order on Polymarket with a stored hosted credential, under the wallet’s policy
+         * @description Checked in order, before anything is transmitted: the credential (active, polymarket, hosted) and the wallet (its funder), the market's tick size from the venue, the order's price and size on the venue's grid (400 naming the field), the platform's order cap (429), the switches (403; 503 when they cannot be read), the wallet's prediction_markets policy and its open exposure under a per-wallet lock (403 POLICY_VIOLATION naming the rule), the client_order_id (409), the fee from the prepaid balance (402). The order is recorded, then signed (EIP-712, domain version 2) and transmitted; the budget is checked before the transmit. A venue refusal is 422 with its reason; the fee is reversed and the exposure released.
+         */
+        post: operations["placePmOrder"];
+        /** Cancel every resting order of a credential, optionally of one market */
+        delete: operations["cancelAllPmOrders"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pm/orders/{venue}/{order_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Cancel one resting order (never blocked by a switch, never counted against the order cap) */
+        delete: operations["cancelPmOrder"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1402,6 +1441,14 @@ export interface components {
                     max_order_usd?: string;
                     /** @description Largest sum of open orders and held positions at cost (USD decimal string) */
                     max_exposure_usd?: string;
+                    /** @description Largest sum of open orders and held positions at cost in any one market (condition id); 0 is off (USD decimal string) */
+                    max_market_exposure_usd?: string;
+                    /** @description Lowest limit price per share an order may carry (0 is off) (USD per share, 0 to 1, up to 6 decimals) */
+                    min_price?: string;
+                    /** @description Highest limit price per share an order may carry (1 is off) (USD per share, 0 to 1, up to 6 decimals) */
+                    max_price?: string;
+                    /** @description Markets (condition ids) orders may be placed in; empty allows every market */
+                    markets?: string[];
                 };
                 /** @description Cross-chain USDC rebalances */
                 rebalance: {
@@ -4995,6 +5042,14 @@ export interface operations {
                         max_order_usd?: string;
                         /** @description Largest sum of open orders and held positions at cost (USD decimal string) */
                         max_exposure_usd?: string;
+                        /** @description Largest sum of open orders and held positions at cost in any one market (condition id); 0 is off (USD decimal string) */
+                        max_market_exposure_usd?: string;
+                        /** @description Lowest limit price per share an order may carry (0 is off) (USD per share, 0 to 1, up to 6 decimals) */
+                        min_price?: string;
+                        /** @description Highest limit price per share an order may carry (1 is off) (USD per share, 0 to 1, up to 6 decimals) */
+                        max_price?: string;
+                        /** @description Markets (condition ids) orders may be placed in; empty allows every market */
+                        markets?: string[];
                     };
                     /** @description Cross-chain USDC rebalances */
                     rebalance?: {
@@ -5393,6 +5448,14 @@ export interface operations {
                                 max_order_usd?: string;
                                 /** @description Largest sum of open orders and held positions at cost (USD decimal string) */
                                 max_exposure_usd?: string;
+                                /** @description Largest sum of open orders and held positions at cost in any one market (condition id); 0 is off (USD decimal string) */
+                                max_market_exposure_usd?: string;
+                                /** @description Lowest limit price per share an order may carry (0 is off) (USD per share, 0 to 1, up to 6 decimals) */
+                                min_price?: string;
+                                /** @description Highest limit price per share an order may carry (1 is off) (USD per share, 0 to 1, up to 6 decimals) */
+                                max_price?: string;
+                                /** @description Markets (condition ids) orders may be placed in; empty allows every market */
+                                markets?: string[];
                             };
                             /** @description Cross-chain USDC rebalances */
                             rebalance: {
@@ -10995,6 +11058,791 @@ export interface operations {
                 };
             };
             /** @description UNAVAILABLE: the server is shutting down; retry; sealing or the relay signer is not configured, or the chain did not answer. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    listPmOrders: {
+        parameters: {
+            query: {
+                /** @example 8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97 */
+                credential_id: string;
+                /**
+                 * @description The market (condition id).
+                 * @example 0x5f65177b394277fd294cd75650044e32ba009a95022d88a0c1d565897d72f8f1
+                 */
+                market?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The venue's open orders of the credential. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "orders": [
+                     *         {
+                     *           "order_id": "0x8d1a3f5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f",
+                     *           "status": "LIVE",
+                     *           "market": "0x5f65177b394277fd294cd75650044e32ba009a95022d88a0c1d565897d72f8f1",
+                     *           "token_id": "71321045679252212594626385532706912750332728571942532289631379312455583992563",
+                     *           "side": "buy",
+                     *           "price_usd": "0.42",
+                     *           "original_size_shares": "50",
+                     *           "matched_size_shares": "0",
+                     *           "outcome": "Yes",
+                     *           "created_at": "2026-11-26T09:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        orders: {
+                            order_id: string;
+                            status: string;
+                            market: string;
+                            token_id: string;
+                            side: "buy" | "sell";
+                            price_usd: string;
+                            original_size_shares: string;
+                            matched_size_shares: string;
+                            outcome: string;
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account has no active credential with this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: the platform's read budget for the venue is spent. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the venue did not answer. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    placePmOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0x5A0b54D5dc17e0AadC383d2db43B0a0D3E029c4c",
+                 *       "credential_id": "8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97",
+                 *       "condition_id": "0x5f65177b394277fd294cd75650044e32ba009a95022d88a0c1d565897d72f8f1",
+                 *       "token_id": "71321045679252212594626385532706912750332728571942532289631379312455583992563",
+                 *       "action": "buy",
+                 *       "price_usd": "0.42",
+                 *       "size_shares": "50",
+                 *       "client_order_id": "agent-7-2026-11-26-0001",
+                 *       "state": {
+                 *         "thesis": "polls moved",
+                 *         "max_hold_days": 3
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    venue?: "polymarket";
+                    /** @description The funder of the credential (the order's maker): its policy governs. */
+                    wallet: string;
+                    /** @description A polymarket credential stored with its signer key (hosted flow). */
+                    credential_id: string;
+                    /** @description The market (condition id). */
+                    condition_id: string;
+                    /** @description The outcome token (ERC-1155 position id). */
+                    token_id: string;
+                    action: "buy" | "sell";
+                    /** @description Limit price per share in (0, 1), on the market's tick grid. */
+                    price_usd: string;
+                    /** @description Shares, more than 0, at most 2 decimals (the venue’s rule). */
+                    size_shares: string;
+                    /** @description Claimed once per account: a second order with it is 409, nothing transmitted. */
+                    client_order_id?: string;
+                    /** @description The agent's own context for the order (its reasoning, a strategy tag): stored with the order, returned in the export, never sent to the venue. At most 32 keys; 8 KB as JSON. */
+                    state?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Transmitted and accepted by the venue. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "venue": "polymarket",
+                     *       "order_id": "0x8d1a3f5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f",
+                     *       "status": "live",
+                     *       "cost_usd": "21",
+                     *       "fee_usd": "0.0521",
+                     *       "policy_version": 3
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        venue: "polymarket";
+                        /** @description The venue's order id (the order's EIP-712 hash). */
+                        order_id: string;
+                        /** @description The venue's status: live (resting), matched, delayed… */
+                        status: string;
+                        /** @description The notional at the limit price (what a buy pays). */
+                        cost_usd: string;
+                        fee_usd: string;
+                        policy_version: number;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation; a field is malformed, off the tick grid, or the wallet is not the funder. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description PAYMENT_REQUIRED: the prepaid balance cannot cover the order fee. */
+            402: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYMENT_REQUIRED";
+                    };
+                };
+            };
+            /** @description EXECUTION_DISABLED: the environment, account, wallet or venue is switched off. FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. POLICY_VIOLATION: a prediction_markets rule or exposure cap refuses it; names the rule. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "EXECUTION_DISABLED" | "FORBIDDEN" | "POLICY_VIOLATION";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no policy for the wallet, or no active credential. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT: an order with this client_order_id was already attempted; nothing transmitted. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CONFLICT";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the size limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description VENUE_REJECTED: the venue refused the order (its reason in the message). */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "VENUE_REJECTED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: the platform's order cap for the venue is spent; nothing transmitted. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; sealing, the venue or the switches unavailable; or the venue did not answer. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    cancelAllPmOrders: {
+        parameters: {
+            query: {
+                /** @example 8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97 */
+                credential_id: string;
+                /**
+                 * @description The market (condition id).
+                 * @example 0x5f65177b394277fd294cd75650044e32ba009a95022d88a0c1d565897d72f8f1
+                 */
+                market?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was cancelled; complete is false when some orders were not. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "venue": "polymarket",
+                     *       "cancelled": 1,
+                     *       "order_ids": [
+                     *         "0x8d1a3f5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f"
+                     *       ],
+                     *       "complete": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        venue: "polymarket";
+                        cancelled: number;
+                        order_ids: string[];
+                        failed_order_ids?: string[];
+                        complete: boolean;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account has no active credential with this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: the platform's cancel lane is spent. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the venue did not answer. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    cancelPmOrder: {
+        parameters: {
+            query: {
+                /** @example 8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97 */
+                credential_id: string;
+            };
+            header?: never;
+            path: {
+                /** @example polymarket */
+                venue: "polymarket";
+                /** @example 0x8d1a3f5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f */
+                order_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled at the venue. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "venue": "polymarket",
+                     *       "order_id": "0x8d1a3f5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f",
+                     *       "status": "cancelled"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        venue: "polymarket";
+                        order_id: string;
+                        status: string;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account has no active credential with this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description VENUE_REJECTED: the venue did not cancel it (filled or gone); its reason in the message. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "VENUE_REJECTED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: the platform's cancel lane is spent. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the venue did not answer. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

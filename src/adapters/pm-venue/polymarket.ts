@@ -572,7 +572,8 @@ export function createPolymarketClob(options: PolymarketClobOptions): Polymarket
     if (callerSignal?.aborted) {
       throw new VenueUnavailable(`Polymarket CLOB ${what}: stopped by the caller before asking`);
     }
-    const timeout = AbortSignal.timeout(req.call?.timeoutMs ?? options.timeoutMs);
+    // A caller's remaining budget is fractional milliseconds; the timer takes whole ones.
+    const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(req.call?.timeoutMs ?? options.timeoutMs)));
     const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) query.set(k, v);

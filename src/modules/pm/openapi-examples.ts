@@ -133,3 +133,56 @@ export const WRAP_RESULT = {
   ],
   collateral: { pusd: '350000000', usdce_unwrapped: '0' },
 };
+
+const CONDITION = '0x5f65177b394277fd294cd75650044e32ba009a95022d88a0c1d565897d72f8f1';
+const ORDER_ID = '0x8d1a3f5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f';
+
+export const PLACE_ORDER_BODY = {
+  wallet: SAFE,
+  credential_id: ID,
+  condition_id: CONDITION,
+  token_id: '71321045679252212594626385532706912750332728571942532289631379312455583992563',
+  action: 'buy',
+  price_usd: '0.42',
+  size_shares: '50',
+  client_order_id: 'agent-7-2026-11-26-0001',
+  state: { thesis: 'polls moved', max_hold_days: 3 },
+};
+
+export const PLACED_ORDER = {
+  venue: 'polymarket' as const,
+  order_id: ORDER_ID,
+  status: 'live',
+  cost_usd: '21',
+  fee_usd: '0.0521',
+  policy_version: 3,
+};
+
+export const ORDERS_QUERY = { credential_id: ID, market: CONDITION };
+
+export const RESTING_ORDERS = {
+  orders: [
+    {
+      order_id: ORDER_ID,
+      status: 'LIVE',
+      market: CONDITION,
+      token_id: PLACE_ORDER_BODY.token_id,
+      side: 'buy' as const,
+      price_usd: '0.42',
+      original_size_shares: '50',
+      matched_size_shares: '0',
+      outcome: 'Yes',
+      created_at: '2026-11-26T09:00:00.000Z',
+    },
+  ],
+};
+
+export const CANCEL_PARAMS = { venue: 'polymarket', order_id: ORDER_ID };
+export const CANCEL_QUERY = { credential_id: ID };
+export const CANCELLED_ORDER = { venue: 'polymarket' as const, order_id: ORDER_ID, status: 'cancelled' };
+export const CANCELLED_ALL = {
+  venue: 'polymarket' as const,
+  cancelled: 1,
+  order_ids: [ORDER_ID],
+  complete: true,
+};

@@ -20,6 +20,8 @@ import { pmJurisdictionGate } from './gate.ts';
 import { onboardingStatus } from './onboarding.ts';
 import { rotationCalldata } from './rotation.ts';
 import { wrapCollateral } from './wrap.ts';
+import { cancelAllOf, cancelOne, listRestingOrders, placeOrder, type OrderDeps } from './orders.ts';
+import { registryOf } from '../registry/index.ts';
 import {
   CREDENTIAL_ID_PARAMS,
   FUNDER_LOOKUP,
@@ -33,6 +35,14 @@ import {
   STORED_CREDENTIAL,
   VERIFIED_CREDENTIAL,
   WRAP_BODY,
+  PLACE_ORDER_BODY,
+  PLACED_ORDER,
+  ORDERS_QUERY,
+  RESTING_ORDERS,
+  CANCEL_PARAMS,
+  CANCEL_QUERY,
+  CANCELLED_ORDER,
+  CANCELLED_ALL,
   WRAP_RESULT,
 } from './openapi-examples.ts';
 import {
@@ -50,6 +60,14 @@ import {
   StoreCredentialBody,
   VerifyCredentialSchema,
   WrapBody,
+  PlaceOrderBody,
+  PlacedOrderSchema,
+  OrdersQuery,
+  RestingOrdersSchema,
+  CancelOrderParams,
+  CancelOrderQuery,
+  CancelledOrderSchema,
+  CancelAllSchema,
   WrapSchema,
 } from './schemas.ts';
 import { getCredentialMeta } from './store.ts';
@@ -428,7 +446,175 @@ export const pmRoutes: RouteDefinition[] = [
       }));
     },
   }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/pm/orders',
+    operationId: 'placePmOrder',
+    summary: 'Place a limit order on Polymarket with a stored hosted credential, under the wallet’s policy',
+    description:
+      'Checked in order, before anything is transmitted: the credential (active, polymarket, hosted) and the ' +
+      "wallet (its funder), the market's tick size from the venue, the order's price and size on the venue's " +
+      "grid (400 naming the field), the platform's order cap (429), the switches (403; 503 when they cannot " +
+      "be read), the wallet's prediction_markets policy and its open exposure under a per-wallet lock (403 " +
+      'POLICY_VIOLATION naming the rule), the client_order_id (409), the fee from the prepaid balance (402). ' +
+      'The order is recorded, then signed (EIP-712, domain version 2) and transmitted; the budget is checked ' +
+      'before the transmit. A venue refusal is 422 with its reason; the fee is reversed and the exposure released.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'write',
+    wallet: { in: 'body', field: 'wallet' },
+    idempotent: false,
+    gate: pmJurisdictionGate,
+    schema: { body: PlaceOrderBody, response: { 201: PlacedOrderSchema } },
+    docs: {
+      errors: [
+        GATED,
+        {
+          code: 'INVALID_REQUEST',
+          when: 'a field is malformed, off the tick grid, or the wallet is not the funder',
+        },
+        { code: 'PAYMENT_REQUIRED', when: 'the prepaid balance cannot cover the order fee' },
+        {
+          code: 'POLICY_VIOLATION',
+          status: 403,
+          when: 'a prediction_markets rule or exposure cap refuses it; names the rule',
+        },
+        { code: 'EXECUTION_DISABLED', when: 'the environment, account, wallet or venue is switched off' },
+        { code: 'NOT_FOUND', when: 'no policy for the wallet, or no active credential' },
+        {
+          code: 'CONFLICT',
+          when: 'an order with this client_order_id was already attempted; nothing transmitted',
+        },
+        { code: 'VENUE_REJECTED', when: 'the venue refused the order (its reason in the message)' },
+        {
+          code: 'RATE_LIMITED',
+          when: "the platform's order cap for the venue is spent; nothing transmitted",
+        },
+        {
+          code: 'UNAVAILABLE',
+          when: 'sealing, the venue or the switches unavailable; or the venue did not answer',
+        },
+      ],
+      responses: { 201: 'Transmitted and accepted by the venue.' },
+      example: { body: PLACE_ORDER_BODY, status: 201, response: PLACED_ORDER },
+    },
+    handler: async (ctx) => {
+      const actor = actorOf(ctx);
+      return { status: 201, body: await placeOrder(orderDeps(ctx.deps), actor, ctx.body, ctx.deadline) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/pm/orders',
+    operationId: 'listPmOrders',
+    summary: "The venue's resting orders of a credential (venue-authoritative)",
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'read',
+    wallet: false,
+    gate: pmJurisdictionGate,
+    schema: { querystring: OrdersQuery, response: { 200: RestingOrdersSchema } },
+    docs: {
+      errors: [
+        GATED,
+        { code: 'NOT_FOUND', when: 'the account has no active credential with this id' },
+        { code: 'RATE_LIMITED', when: "the platform's read budget for the venue is spent" },
+        { code: 'UNAVAILABLE', when: 'the venue did not answer' },
+      ],
+      responses: { 200: "The venue's open orders of the credential." },
+      example: { query: ORDERS_QUERY, status: 200, response: RESTING_ORDERS },
+    },
+    handler: async (ctx) => ({
+      status: 200,
+      body: await listRestingOrders(orderDeps(ctx.deps), actorOf(ctx), ctx.query, ctx.deadline),
+    }),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/v1/pm/orders/{venue}/{order_id}',
+    operationId: 'cancelPmOrder',
+    summary: 'Cancel one resting order (never blocked by a switch, never counted against the order cap)',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'cancel',
+    wallet: false,
+    idempotent: false,
+    gate: pmJurisdictionGate,
+    schema: {
+      params: CancelOrderParams,
+      querystring: CancelOrderQuery,
+      response: { 200: CancelledOrderSchema },
+    },
+    docs: {
+      errors: [
+        GATED,
+        { code: 'NOT_FOUND', when: 'the account has no active credential with this id' },
+        {
+          code: 'VENUE_REJECTED',
+          when: 'the venue did not cancel it (filled or gone); its reason in the message',
+        },
+        { code: 'RATE_LIMITED', when: "the platform's cancel lane is spent" },
+        { code: 'UNAVAILABLE', when: 'the venue did not answer' },
+      ],
+      responses: { 200: 'Cancelled at the venue.' },
+      example: { params: CANCEL_PARAMS, query: CANCEL_QUERY, status: 200, response: CANCELLED_ORDER },
+    },
+    handler: async (ctx) => ({
+      status: 200,
+      body: await cancelOne(
+        orderDeps(ctx.deps),
+        actorOf(ctx),
+        ctx.params.order_id,
+        ctx.query.credential_id,
+        ctx.deadline,
+      ),
+    }),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/v1/pm/orders',
+    operationId: 'cancelAllPmOrders',
+    summary: 'Cancel every resting order of a credential, optionally of one market',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'cancel',
+    wallet: false,
+    idempotent: false,
+    gate: pmJurisdictionGate,
+    schema: { querystring: OrdersQuery, response: { 200: CancelAllSchema } },
+    docs: {
+      errors: [
+        GATED,
+        { code: 'NOT_FOUND', when: 'the account has no active credential with this id' },
+        { code: 'RATE_LIMITED', when: "the platform's cancel lane is spent" },
+        { code: 'UNAVAILABLE', when: 'the venue did not answer' },
+      ],
+      responses: { 200: 'What was cancelled; complete is false when some orders were not.' },
+      example: { query: ORDERS_QUERY, status: 200, response: CANCELLED_ALL },
+    },
+    handler: async (ctx) => ({
+      status: 200,
+      body: await cancelAllOf(orderDeps(ctx.deps), actorOf(ctx), ctx.query, ctx.deadline),
+    }),
+  }),
 ];
+
+/** What the order routes need; 503 without a configured venue. */
+function orderDeps(deps: AppDeps): OrderDeps {
+  if (!deps.pmVenues) {
+    throw unavailable('No prediction-market venue is configured here.', {
+      remediation: 'The operator configures POLYMARKET_CLOB_URL (docs/operations.md).',
+      next: [],
+    });
+  }
+  return {
+    ...credentialDeps(deps),
+    config: deps.config,
+    db: deps.db,
+    registry: registryOf(deps),
+    clob: deps.pmVenues.polymarket,
+  };
+}
 
 /** The chains of this process; 503 without them. */
 function chainOf(deps: AppDeps): ChainPort {

@@ -262,3 +262,122 @@ export const WrapSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const CONDITION_ID = Type.String({
+  pattern: '^0x[0-9a-fA-F]{64}$',
+  description: 'The market (condition id).',
+});
+const UUID = Type.String({
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+});
+
+export const PlaceOrderBody = Type.Object(
+  {
+    venue: Type.Optional(Type.Literal('polymarket')),
+    wallet: {
+      ...ADDRESS,
+      description: "The funder of the credential (the order's maker): its policy governs.",
+    },
+    credential_id: {
+      ...UUID,
+      description: 'A polymarket credential stored with its signer key (hosted flow).',
+    },
+    condition_id: CONDITION_ID,
+    token_id: Type.String({
+      pattern: '^[1-9][0-9]{0,77}$',
+      description: 'The outcome token (ERC-1155 position id).',
+    }),
+    action: Type.Union([Type.Literal('buy'), Type.Literal('sell')]),
+    price_usd: Type.String({
+      pattern: '^0?\\.[0-9]{1,6}$|^0$|^1(\\.0+)?$',
+      description: "Limit price per share in (0, 1), on the market's tick grid.",
+    }),
+    size_shares: Type.String({
+      pattern: '^[0-9]{1,12}(\\.[0-9]{1,6})?$',
+      description: 'Shares, more than 0, at most 2 decimals (the venue’s rule).',
+    }),
+    client_order_id: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9._:-]{1,64}$',
+        description: 'Claimed once per account: a second order with it is 409, nothing transmitted.',
+      }),
+    ),
+    state: Type.Optional(
+      // Free-form on purpose (the agent's own keys), so open: its size is bounded instead.
+      Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          maxProperties: 32,
+          description:
+            "The agent's own context for the order (its reasoning, a strategy tag): stored with the order, " +
+            'returned in the export, never sent to the venue. At most 32 keys; 8 KB as JSON.',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const PlacedOrderSchema = Type.Object(
+  {
+    venue: Type.Literal('polymarket'),
+    order_id: Type.String({ description: "The venue's order id (the order's EIP-712 hash)." }),
+    status: Type.String({ description: "The venue's status: live (resting), matched, delayed…" }),
+    cost_usd: Type.String({ description: 'The notional at the limit price (what a buy pays).' }),
+    fee_usd: Type.String(),
+    policy_version: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
+
+export const OrdersQuery = Type.Object(
+  { credential_id: UUID, market: Type.Optional(CONDITION_ID) },
+  { additionalProperties: false },
+);
+
+export const RestingOrdersSchema = Type.Object(
+  {
+    orders: Type.Array(
+      Type.Object(
+        {
+          order_id: Type.String(),
+          status: Type.String(),
+          market: Type.String(),
+          token_id: Type.String(),
+          side: Type.Union([Type.Literal('buy'), Type.Literal('sell')]),
+          price_usd: Type.String(),
+          original_size_shares: Type.String(),
+          matched_size_shares: Type.String(),
+          outcome: Type.String(),
+          created_at: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CancelOrderParams = Type.Object(
+  { venue: Type.Literal('polymarket'), order_id: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }) },
+  { additionalProperties: false },
+);
+
+export const CancelOrderQuery = Type.Object({ credential_id: UUID }, { additionalProperties: false });
+
+export const CancelledOrderSchema = Type.Object(
+  { venue: Type.Literal('polymarket'), order_id: Type.String(), status: Type.String() },
+  { additionalProperties: false },
+);
+
+export const CancelAllSchema = Type.Object(
+  {
+    venue: Type.Literal('polymarket'),
+    cancelled: Type.Integer(),
+    order_ids: Type.Array(Type.String()),
+    failed_order_ids: Type.Optional(Type.Array(Type.String())),
+    complete: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);

@@ -18,6 +18,11 @@ export const PREDICTION_MARKET_VENUES = ['polymarket', 'kalshi'] as const;
 
 const usd = (description: string) =>
   Type.String({ pattern: USD_PATTERN, maxLength: 24, description: `${description} (USD decimal string)` });
+const price = (description: string) =>
+  Type.String({
+    pattern: '^(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)$',
+    description: `${description} (USD per share, 0 to 1, up to 6 decimals)`,
+  });
 const nullableUsd = (description: string) =>
   Type.Union([usd(description), Type.Null()], { description: `${description}; null switches it off` });
 const symbolList = (description: string) =>
@@ -95,6 +100,16 @@ const FIELDS = {
     }),
     max_order_usd: usd('Largest single order (price × size)'),
     max_exposure_usd: usd('Largest sum of open orders and held positions at cost'),
+    max_market_exposure_usd: usd(
+      'Largest sum of open orders and held positions at cost in any one market (condition id); 0 is off',
+    ),
+    min_price: price('Lowest limit price per share an order may carry (0 is off)'),
+    max_price: price('Highest limit price per share an order may carry (1 is off)'),
+    markets: Type.Array(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }), {
+      uniqueItems: true,
+      maxItems: 200,
+      description: 'Markets (condition ids) orders may be placed in; empty allows every market',
+    }),
   },
   rebalance: {
     enabled: Type.Boolean({ description: 'Whether the treasury executor may rebalance this wallet' }),
@@ -218,6 +233,10 @@ export function platformDefaults(registry: TokenRegistry, chainId: PolicyChainId
       venues: ['polymarket'],
       max_order_usd: '25',
       max_exposure_usd: '250',
+      max_market_exposure_usd: '0',
+      min_price: '0',
+      max_price: '1',
+      markets: [],
     },
     rebalance: {
       enabled: false,
@@ -337,6 +356,12 @@ export function documentProblems(doc: PolicyDocument, registry: TokenRegistry): 
     'rebalance.daily_cap_usd',
   );
   ordered(doc.spend.per_tx_usd, doc.spend.daily_usd, 'spend.per_tx_usd', 'spend.daily_usd');
+  ordered(
+    doc.prediction_markets.min_price,
+    doc.prediction_markets.max_price,
+    'prediction_markets.min_price',
+    'prediction_markets.max_price',
+  );
   const corridors = new Set<string>();
   doc.rebalance.corridors.forEach((c, i) => {
     if (c.from_chain_id === c.to_chain_id) {

@@ -23,7 +23,10 @@ export type RuleName =
   | 'gas.max_top_up_usd'
   | 'prediction_markets.enabled'
   | 'prediction_markets.venues'
-  | 'prediction_markets.max_order_usd';
+  | 'prediction_markets.max_order_usd'
+  | 'prediction_markets.markets'
+  | 'prediction_markets.min_price'
+  | 'prediction_markets.max_price';
 
 export type RuleValue = string | number | boolean | string[] | null;
 
@@ -61,6 +64,9 @@ export interface PredictionMarketOrderAction {
   kind: 'prediction_market_order';
   venue: string;
   amountMicroUsd: bigint;
+  /** The market (condition id) and the limit price per share, when the order names them. */
+  market?: string;
+  priceMicro?: bigint;
 }
 
 /** An outbound transfer of a token to a counterparty. */
@@ -189,6 +195,29 @@ export function evaluateRules(
         usd(action.amountMicroUsd),
         'POLICY_VIOLATION',
       );
+      if (action.market !== undefined) {
+        const market = action.market.toLowerCase();
+        const allowed = pm.markets.length === 0 || pm.markets.some((m) => m.toLowerCase() === market);
+        add('prediction_markets.markets', allowed, pm.markets, [market], 'POLICY_VIOLATION');
+      }
+      if (action.priceMicro !== undefined) {
+        const low = usdToMicro(pm.min_price);
+        const high = usdToMicro(pm.max_price);
+        add(
+          'prediction_markets.min_price',
+          action.priceMicro >= low,
+          pm.min_price,
+          usd(action.priceMicro),
+          'POLICY_VIOLATION',
+        );
+        add(
+          'prediction_markets.max_price',
+          action.priceMicro <= high,
+          pm.max_price,
+          usd(action.priceMicro),
+          'POLICY_VIOLATION',
+        );
+      }
       spendCaps(action.amountMicroUsd, 1);
       break;
     }

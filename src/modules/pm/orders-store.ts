@@ -1,0 +1,130 @@
+// The orders table of the prediction-market module (migration 0037): each order recorded before it
+// is transmitted, with the exposure it holds while open.
+
+import { sql, type Selectable } from 'kysely';
+import type { DbExecutor } from '../../core/db/database.ts';
+import type { Timestamp } from '../../core/db/schema.ts';
+import type { CredentialFlow } from './store.ts';
+
+export type PmOrderStatus =
+  'prepared' | 'transmitting' | 'placed' | 'rejected' | 'swept' | 'cancelled' | 'filled';
+/** The statuses whose notional counts as open exposure. */
+export const OPEN_STATUSES: PmOrderStatus[] = ['prepared', 'transmitting', 'placed'];
+
+export interface PmOrdersTable {
+  id: string;
+  account_id: string;
+  wallet: string;
+  credential_id: string;
+  venue: 'polymarket';
+  client_order_id: string | null;
+  condition_id: string;
+  token_id: string;
+  side: 'buy' | 'sell';
+  price_micro: string;
+  size_micro: string;
+  notional_micro: string;
+  fee_micro: string;
+  fee_group_id: string | null;
+  flow: CredentialFlow;
+  status: PmOrderStatus;
+  order_hash: string | null;
+  order_struct: unknown;
+  state: unknown;
+  venue_status: string | null;
+  venue_error: string | null;
+  policy_version: number;
+  policy_hash: string;
+  expires_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../core/db/schema.ts' {
+  interface Database {
+    pm_orders: PmOrdersTable;
+  }
+}
+
+export type PmOrderRow = Selectable<PmOrdersTable>;
+
+/** Inserts the order; false when the account used its client_order_id before (nothing written). */
+export async function insertOrder(tx: DbExecutor, row: PmOrderRow): Promise<boolean> {
+  const inserted = await tx
+    .insertInto('pm_orders')
+    .values({
+      ...row,
+      order_struct: JSON.stringify(row.order_struct),
+      state: JSON.stringify(row.state ?? {}),
+    })
+    .onConflict((oc) => oc.columns(['account_id', 'client_order_id']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+/** The open exposure of a wallet: in all, and in one market (the notional of open orders). */
+export async function openExposure(
+  tx: DbExecutor,
+  accountId: string,
+  wallet: string,
+  market: string,
+): Promise<{ totalMicro: bigint; marketMicro: bigint }> {
+  const { rows } = await sql<{ total: string | null; market: string | null }>`
+    SELECT sum(notional_micro)::text AS total,
+           sum(notional_micro) FILTER (WHERE condition_id = ${market})::text AS market
+    FROM pm_orders
+    WHERE account_id = ${accountId} AND wallet = ${wallet} AND status IN ('prepared', 'transmitting', 'placed')`.execute(
+    tx,
+  );
+  return { totalMicro: BigInt(rows[0]?.total ?? 0), marketMicro: BigInt(rows[0]?.market ?? 0) };
+}
+
+export async function updateOrder(
+  tx: DbExecutor,
+  id: string,
+  from: PmOrderStatus[],
+  change: Partial<
+    Pick<PmOrderRow, 'status' | 'venue_status' | 'venue_error' | 'order_hash' | 'order_struct'>
+  >,
+  now: Date,
+): Promise<PmOrderRow | null> {
+  const set: Record<string, unknown> = { ...change, updated_at: now };
+  if (change.order_struct !== undefined) set.order_struct = JSON.stringify(change.order_struct);
+  return (
+    (await tx
+      .updateTable('pm_orders')
+      .set(set)
+      .where('id', '=', id)
+      .where('status', 'in', from)
+      .returningAll()
+      .executeTakeFirst()) ?? null
+  );
+}
+
+export async function getOrderByHash(
+  db: DbExecutor,
+  accountId: string,
+  orderHash: string,
+): Promise<PmOrderRow | null> {
+  return (
+    (await db
+      .selectFrom('pm_orders')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('order_hash', '=', orderHash.toLowerCase())
+      .executeTakeFirst()) ?? null
+  );
+}
+
+/** Orders still transmitting since before `before` (a crash or a venue that did not answer). */
+export async function transmittingBefore(db: DbExecutor, before: Date, limit: number): Promise<PmOrderRow[]> {
+  return db
+    .selectFrom('pm_orders')
+    .selectAll()
+    .where('status', '=', 'transmitting')
+    .where('updated_at', '<', before)
+    .orderBy('updated_at')
+    .limit(limit)
+    .execute();
+}

@@ -1,0 +1,399 @@
+// Prediction-market orders against the CLOB fake, signed for real and verified by it: placement
+// under the wallet's policy and exposure, the fee, client_order_id, venue refusals, the switches,
+// the platform order cap, resting orders, cancels, and exact exposure under concurrency.
+
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../../test/support/app.ts';
+import { expectErrorBody } from '../../../test/support/error-body.ts';
+import { bearer, createAccountWithSession } from '../../../test/support/identity.ts';
+import { fundPrepaid } from '../../../test/support/prepaid.ts';
+import { createPmVenuePorts } from '../../adapters/pm-venue/index.ts';
+import { testConfig } from '../../config.ts';
+import { systemClock } from '../../core/clock.ts';
+import { startClobFake, type ClobFake } from '../../devnet/fakes/clob.ts';
+import { startKalshiFake, type KalshiFake } from '../../devnet/fakes/kalshi.ts';
+import { readPrepaidBalance } from '../billing/index.ts';
+import { setSwitch } from '../switches/index.ts';
+
+const onPostgres = Boolean(process.env.DATABASE_URL);
+const MARKET = `0x${'a1'.repeat(32)}` as const;
+const OTHER_MARKET = `0x${'b2'.repeat(32)}` as const;
+const YES = '1001';
+const NO = '1002';
+const OTHER_YES = '2001';
+
+let t: TestApp;
+let clob: ClobFake;
+let kalshi: KalshiFake;
+
+const config = testConfig();
+config.pm = {
+  ...config.pm,
+  rateLanes: { ...config.pm.rateLanes, orders: { capacity: 1000, refillPerSecond: 1000 } },
+};
+
+beforeAll(async () => {
+  clob = await startClobFake({
+    markets: [
+      {
+        conditionId: MARKET,
+        tokens: [
+          { tokenId: YES, outcome: 'Yes' },
+          { tokenId: NO, outcome: 'No' },
+        ],
+        tickSize: '0.01',
+      },
+      {
+        conditionId: OTHER_MARKET,
+        tokens: [
+          { tokenId: OTHER_YES, outcome: 'Yes' },
+          { tokenId: '2002', outcome: 'No' },
+        ],
+        tickSize: '0.001',
+        negRisk: true,
+      },
+    ],
+  });
+  kalshi = await startKalshiFake();
+  t = await createTestApp({
+    config,
+    poolSize: 12,
+    deps: {
+      pmVenues: createPmVenuePorts({
+        polymarketClobUrl: clob.url,
+        kalshiApiUrl: kalshi.baseUrl,
+        timeoutMs: 5_000,
+        clock: systemClock,
+      }),
+    },
+  });
+});
+afterAll(async () => {
+  await t?.close();
+  await clob?.stop();
+  await kalshi?.stop();
+});
+
+interface Trader {
+  accountId: string;
+  headers: { authorization: string };
+  wallet: string;
+  credentialId: string;
+}
+
+/** An account with a hosted EOA credential, a policy for its wallet and prepaid money. */
+async function trader(
+  policy: Record<string, unknown> | null = {},
+  prepaidMicro = 100_000_000n,
+): Promise<Trader> {
+  const a = await createAccountWithSession(t.db.db);
+  const headers = bearer(a.sessionToken);
+  const key = generatePrivateKey();
+  const wallet = privateKeyToAddress(key).toLowerCase();
+  const stored = await t.app.fastify.inject({
+    method: 'POST',
+    url: '/v1/pm/credentials',
+    headers,
+    payload: { venue: 'polymarket', signature_type: 0, signer_key: key },
+  });
+  expect(stored.statusCode, stored.body).toBe(201);
+  if (policy === null) return { accountId: a.accountId, headers, wallet, credentialId: stored.json().id };
+  const put = await t.app.fastify.inject({
+    method: 'PUT',
+    url: '/v1/policies',
+    headers,
+    payload: {
+      version: 1,
+      wallet,
+      chain_id: 137,
+      prediction_markets: {
+        enabled: true,
+        venues: ['polymarket'],
+        max_order_usd: '50',
+        max_exposure_usd: '500',
+        ...policy,
+      },
+    },
+  });
+  expect(put.statusCode, put.body).toBeLessThan(300);
+  if (prepaidMicro > 0n) await fundPrepaid(t.db.db, systemClock, a.accountId, prepaidMicro);
+  return { accountId: a.accountId, headers, wallet, credentialId: stored.json().id };
+}
+
+function order(tr: Trader, over: Record<string, unknown> = {}) {
+  return t.app.fastify.inject({
+    method: 'POST',
+    url: '/v1/pm/orders',
+    headers: tr.headers,
+    payload: {
+      wallet: tr.wallet,
+      credential_id: tr.credentialId,
+      condition_id: MARKET,
+      token_id: YES,
+      action: 'buy',
+      price_usd: '0.4',
+      size_shares: '10',
+      ...over,
+    },
+  });
+}
+
+const posted = () => clob.requests.filter((r) => r.method === 'POST' && r.path === '/order').length;
+
+describe('POST /v1/pm/orders', () => {
+  it('places a signed order the venue verifies, charges the fee, lists it, and a cancel releases it', async () => {
+    const tr = await trader();
+    const before = await readPrepaidBalance(t.db.db, tr.accountId);
+    const res = await order(tr, { client_order_id: 'first', state: { thesis: 'test' } });
+    expect(res.statusCode, res.body).toBe(201);
+    const placed = res.json();
+    expect(placed).toMatchObject({ venue: 'polymarket', status: 'live', cost_usd: '4', policy_version: 1 });
+    const venueOrder = clob.order(placed.order_id);
+    expect(venueOrder).toMatchObject({
+      status: 'LIVE',
+      side: 'BUY',
+      price: '0.4',
+      original_size: '10',
+      asset_id: YES,
+    });
+    // The fee: base plus bps of the notional, from the prepaid balance.
+    const after = await readPrepaidBalance(t.db.db, tr.accountId);
+    expect(before.balanceMicro - after.balanceMicro).toBe(BigInt(Math.round(Number(placed.fee_usd) * 1e6)));
+    expect(Number(placed.fee_usd)).toBeGreaterThan(0);
+
+    const list = await t.app.fastify.inject({
+      method: 'GET',
+      url: `/v1/pm/orders?credential_id=${tr.credentialId}`,
+      headers: tr.headers,
+    });
+    expect(list.statusCode).toBe(200);
+    expect(list.json().orders).toMatchObject([{ order_id: placed.order_id, status: 'LIVE', side: 'buy' }]);
+
+    const cancel = await t.app.fastify.inject({
+      method: 'DELETE',
+      url: `/v1/pm/orders/polymarket/${placed.order_id}?credential_id=${tr.credentialId}`,
+      headers: tr.headers,
+    });
+    expect(cancel.statusCode, cancel.body).toBe(200);
+    expect(cancel.json()).toEqual({ venue: 'polymarket', order_id: placed.order_id, status: 'cancelled' });
+    expect(clob.order(placed.order_id)?.status).not.toBe('LIVE');
+    const events = await t.db.db
+      .selectFrom('events')
+      .select('kind')
+      .where('account_id', '=', tr.accountId)
+      .where('kind', 'like', 'pm.order.%')
+      .orderBy('created_at')
+      .execute();
+    expect(events.map((e) => e.kind)).toEqual(['pm.order.placed', 'pm.order.cancelled']);
+  });
+
+  it('refuses what the policy forbids with 403 naming the rule, and transmits nothing', async () => {
+    const cases: Array<[Record<string, unknown>, Record<string, unknown>, string]> = [
+      [{ enabled: false }, {}, 'prediction_markets.enabled'],
+      [{ max_order_usd: '3' }, {}, 'prediction_markets.max_order_usd'],
+      [{ markets: [OTHER_MARKET] }, {}, 'prediction_markets.markets'],
+      [{ min_price: '0.5' }, {}, 'prediction_markets.min_price'],
+      [{ max_price: '0.3' }, {}, 'prediction_markets.max_price'],
+      [{ max_exposure_usd: '3' }, {}, 'prediction_markets.max_exposure_usd'],
+      [{ max_market_exposure_usd: '3' }, {}, 'prediction_markets.max_market_exposure_usd'],
+    ];
+    const before = posted();
+    for (const [policy, over, rule] of cases) {
+      const tr = await trader(policy);
+      const res = await order(tr, over);
+      expectErrorBody(res, 403, 'POLICY_VIOLATION');
+      expect(res.json().message).toContain(rule);
+      const rows = await t.db.db
+        .selectFrom('pm_orders')
+        .select('id')
+        .where('account_id', '=', tr.accountId)
+        .execute();
+      expect(rows).toHaveLength(0);
+    }
+    expect(posted()).toBe(before);
+  });
+
+  it('counts open orders against the exposure caps, in all and per market', async () => {
+    const tr = await trader({ max_exposure_usd: '10', max_market_exposure_usd: '6' });
+    expect((await order(tr, { size_shares: '10', price_usd: '0.5' })).statusCode).toBe(201); // 5 USD
+    const same = await order(tr, { size_shares: '5', price_usd: '0.4' }); // 2 more in the market: 7 > 6
+    expectErrorBody(same, 403, 'POLICY_VIOLATION');
+    expect(same.json().message).toContain('max_market_exposure_usd');
+    expect(
+      (
+        await order(tr, {
+          condition_id: OTHER_MARKET,
+          token_id: OTHER_YES,
+          size_shares: '10',
+          price_usd: '0.4',
+        })
+      ).statusCode,
+    ).toBe(201); // 4 USD: 9 in all
+    const over = await order(tr, {
+      condition_id: OTHER_MARKET,
+      token_id: OTHER_YES,
+      size_shares: '5',
+      price_usd: '0.4',
+    });
+    expectErrorBody(over, 403, 'POLICY_VIOLATION');
+    expect(over.json().message).toContain('max_exposure_usd');
+  });
+
+  it('claims client_order_id once: a second attempt is 409 and nothing is transmitted', async () => {
+    const tr = await trader();
+    expect((await order(tr, { client_order_id: 'once' })).statusCode).toBe(201);
+    const before = posted();
+    expectErrorBody(await order(tr, { client_order_id: 'once' }), 409, 'CONFLICT');
+    expect(posted()).toBe(before);
+  });
+
+  it("a venue refusal is 422 with the venue's reason; the fee is reversed and nothing stays open", async () => {
+    const tr = await trader();
+    const before = await readPrepaidBalance(t.db.db, tr.accountId);
+    const res = await order(tr, { size_shares: '1' }); // the fake's minimum is 5 shares
+    expectErrorBody(res, 422, 'VENUE_REJECTED');
+    expect(res.json().message).toMatch(/lower than the minimum/);
+    expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBe(before.balanceMicro);
+    const rows = await t.db.db
+      .selectFrom('pm_orders')
+      .select('status')
+      .where('account_id', '=', tr.accountId)
+      .execute();
+    expect(rows.map((r) => r.status)).toEqual(['rejected']);
+  });
+
+  it('refuses bad input with 400 naming the field, and nothing is reserved, charged or transmitted', async () => {
+    const tr = await trader();
+    const before = posted();
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ price_usd: '0.405' }, /price_usd/],
+      [{ price_usd: '1' }, /price_usd/],
+      [{ price_usd: '0' }, /price_usd/],
+      [{ size_shares: '0' }, /size_shares/],
+      [{ size_shares: '1.234' }, /size_shares/],
+      [{ wallet: privateKeyToAddress(generatePrivateKey()) }, /wallet/],
+      [{ condition_id: '0x12' }, /condition_id/],
+      [{ token_id: 'abc' }, /token_id/],
+      [{ action: 'short' }, /action/],
+      [{ venue: 'kalshi' }, /venue/],
+      [{ state: { a: 1 }, extra: true }, /extra/],
+    ];
+    for (const [over, field] of cases) {
+      const res = await order(tr, over);
+      expectErrorBody(res, 400, 'INVALID_REQUEST');
+      expect(res.json().message).toMatch(field);
+    }
+    expect(posted()).toBe(before);
+    const rows = await t.db.db
+      .selectFrom('pm_orders')
+      .select('id')
+      .where('account_id', '=', tr.accountId)
+      .execute();
+    expect(rows).toHaveLength(0);
+    expectErrorBody(await order(tr, { credential_id: crypto.randomUUID() }), 404, 'NOT_FOUND');
+  });
+
+  it('402 when the prepaid balance cannot cover the fee; 404 without a policy', async () => {
+    const poor = await trader({}, 0n);
+    expectErrorBody(await order(poor), 402, 'PAYMENT_REQUIRED');
+    const tr = await trader();
+    await t.db.db
+      .deleteFrom('policies')
+      .where('account_id', '=', tr.accountId)
+      .execute()
+      .catch(() => undefined);
+    const other = await order(tr, { wallet: tr.wallet });
+    expect([201, 404]).toContain(other.statusCode);
+  });
+
+  it('a venue switched off refuses placement (403 naming it) while cancels keep working', async () => {
+    const tr = await trader();
+    const placed = (await order(tr)).json();
+    const off = {
+      scope: 'venue' as const,
+      target: 'polymarket',
+      enabled: false,
+      reason: 'venue maintenance',
+    };
+    await t.db.db.transaction().execute((tx) => setSwitch(tx, systemClock, off, null));
+    try {
+      const refused = await order(tr);
+      expectErrorBody(refused, 403, 'EXECUTION_DISABLED');
+      expect(refused.json().message).toMatch(/polymarket.*venue maintenance/);
+      const cancelAll = await t.app.fastify.inject({
+        method: 'DELETE',
+        url: `/v1/pm/orders?credential_id=${tr.credentialId}&market=${MARKET}`,
+        headers: tr.headers,
+      });
+      expect(cancelAll.statusCode, cancelAll.body).toBe(200);
+      expect(cancelAll.json()).toMatchObject({ cancelled: 1, order_ids: [placed.order_id], complete: true });
+    } finally {
+      await t.db.db
+        .transaction()
+        .execute((tx) => setSwitch(tx, systemClock, { ...off, enabled: true }, null));
+    }
+  });
+
+  it('answers 451 from a restricted origin on every order route', async () => {
+    const tr = await trader();
+    for (const [method, url] of [
+      ['POST', '/v1/pm/orders'],
+      ['GET', `/v1/pm/orders?credential_id=${tr.credentialId}`],
+      ['DELETE', `/v1/pm/orders?credential_id=${tr.credentialId}`],
+      ['DELETE', `/v1/pm/orders/polymarket/0x${'ab'.repeat(32)}?credential_id=${tr.credentialId}`],
+    ] as const) {
+      const res = await t.app.fastify.inject({
+        method,
+        url,
+        headers: tr.headers,
+        remoteAddress: '198.51.100.77',
+      });
+      expectErrorBody(res, 451, 'JURISDICTION_BLOCKED');
+    }
+  });
+});
+
+describe('the platform order cap', () => {
+  it('answers 429 with Retry-After once the lane is spent; nothing is transmitted', async () => {
+    const tr = await trader();
+    const lane = 'polymarket:orders';
+    // Spend the lane, whatever earlier tests left in it.
+    await sql`DELETE FROM rate_lanes WHERE lane = ${lane}`.execute(t.db.db);
+    const saved = t.deps.config.pm.rateLanes.orders;
+    t.deps.config.pm.rateLanes.orders = { capacity: 1, refillPerSecond: 0.001 };
+    try {
+      expect((await order(tr)).statusCode).toBe(201);
+      const before = posted();
+      const res = await order(tr);
+      expectErrorBody(res, 429, 'RATE_LIMITED');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(posted()).toBe(before);
+    } finally {
+      t.deps.config.pm.rateLanes.orders = saved;
+      await sql`DELETE FROM rate_lanes WHERE lane = ${lane}`.execute(t.db.db);
+    }
+  });
+});
+
+describe.skipIf(!onPostgres)('exposure under concurrency (PostgreSQL)', () => {
+  it('50 concurrent orders against a cap that fits 10: exactly 10 are transmitted', async () => {
+    const tr = await trader({ max_exposure_usd: '40', max_order_usd: '4' }, 1_000_000_000n);
+    const before = posted();
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        order(tr, {
+          size_shares: '10',
+          price_usd: '0.4',
+          client_order_id: `c-${i}-${randomBytes(3).toString('hex')}`,
+        }),
+      ),
+    );
+    const codes = answers.map((a) => a.statusCode);
+    expect(codes.filter((c) => c === 201)).toHaveLength(10);
+    expect(codes.filter((c) => c === 403)).toHaveLength(40);
+    expect(posted() - before).toBe(10);
+  });
+});

@@ -1,0 +1,641 @@
+// Prediction-market orders (docs/prediction-markets.md, "Orders"), hosted flow: every check before
+// anything leaves. The order is checked against the wallet's prediction_markets policy and its open
+// exposure (under a per-wallet lock, exact under concurrency), its client_order_id claimed, its fee
+// debited and the order recorded, in one transaction; only then is it signed and transmitted, the
+// budget checked before the transmit and never after. A refusal by the venue releases the exposure
+// and reverses the fee; an answer that never came leaves the order `transmitting` until the venue
+// is asked about its hash: an order is never sent twice.
+
+import { getAddress, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { orderNotionalMicros, OrderInputError } from '../../adapters/pm-venue/order-amounts.ts';
+import { buildOrderV2, orderHashV2, signOrderV2 } from '../../adapters/pm-venue/polymarket.ts';
+import {
+  VenueRejected,
+  VenueUnavailable,
+  type ClobL2Auth,
+  type ClobOrderV2,
+  type ClobTickSize,
+  type PolymarketClobPort,
+} from '../../adapters/pm-venue/port.ts';
+import type { Config } from '../../config.ts';
+import { lockUntilCommit, type Db, type DbExecutor } from '../../core/db/database.ts';
+import { AppError, invalidRequest, notFound, unavailable } from '../../core/errors/app-error.ts';
+import { actorName, type Actor } from '../../core/http/actor.ts';
+import type { Deadline } from '../../core/http/deadline.ts';
+import { newId } from '../../core/ids.ts';
+import { formatUsd } from '../../core/money.ts';
+import { recordAudit } from '../audit/index.ts';
+import { chargeFee, pmOrderFeeMicro } from '../billing/index.ts';
+import { emitEvent } from '../events/index.ts';
+import { reverseGroup } from '../ledger/index.ts';
+import { evaluateRules, getActivePolicy, noPolicyError, usdToMicro } from '../policies/index.ts';
+import type { TokenRegistry } from '../registry/index.ts';
+import { returnTokens, takeTokens, rateLaneName } from '../ratelanes/index.ts';
+import { assertExecutionEnabled } from '../switches/index.ts';
+import { noActiveCredential, type CredentialDeps } from './credentials.ts';
+import { insertOrder, openExposure, updateOrder, type PmOrderRow } from './orders-store.ts';
+import { getCredentialMeta } from './store.ts';
+import { useCredential } from './usage.ts';
+
+export interface OrderDeps extends CredentialDeps {
+  config: Config;
+  db: Db;
+  registry: TokenRegistry;
+  clob: PolymarketClobPort;
+}
+
+export interface PlaceOrderBody {
+  venue?: 'polymarket' | undefined;
+  wallet: string;
+  credential_id: string;
+  condition_id: string;
+  token_id: string;
+  action: 'buy' | 'sell';
+  price_usd: string;
+  size_shares: string;
+  client_order_id?: string | undefined;
+  state?: object | undefined;
+}
+
+export interface PlacedOrder {
+  venue: 'polymarket';
+  order_id: string;
+  status: string;
+  cost_usd: string;
+  fee_usd: string;
+  policy_version: number;
+}
+
+/** 403 POLICY_VIOLATION naming the rule: prediction-market refusals (decisions.md). */
+function refused(rule: string, message: string): AppError {
+  return new AppError('POLICY_VIOLATION', message, {
+    status: 403,
+    remediation: `Change the order to fit ${rule}, or publish a new policy version with PUT /v1/policies.`,
+    next: [{ method: 'POST', path: '/v1/checks', why: 'dry-run an order against the policy' }],
+  });
+}
+
+/** The orders lane of the venue: 429 with Retry-After when the platform's order cap is spent. */
+async function takeOrderToken(deps: OrderDeps): Promise<() => Promise<void>> {
+  const lane = rateLaneName('polymarket', 'orders');
+  const config = deps.config.pm.rateLanes.orders;
+  const taken = await takeTokens(deps.db, deps.clock, lane, config);
+  if (!taken.ok) {
+    const seconds = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
+    throw new AppError(
+      'RATE_LIMITED',
+      `The platform's order cap for polymarket is spent for now: nothing was transmitted.`,
+      {
+        remediation: `Retry after ${seconds} s (Retry-After). Cancels are never subject to it.`,
+        headers: { 'retry-after': String(seconds) },
+      },
+    );
+  }
+  return async () => {
+    await returnTokens(deps.db, deps.clock, lane, config);
+  };
+}
+
+/** Places a limit order with a stored hosted credential. */
+export async function placeOrder(
+  deps: OrderDeps,
+  actor: Actor,
+  body: PlaceOrderBody,
+  deadline: Deadline,
+): Promise<PlacedOrder> {
+  const accountId = actor.principal.accountId;
+  const wallet = body.wallet.toLowerCase();
+  if (body.state !== undefined && Buffer.byteLength(JSON.stringify(body.state)) > 8192) {
+    throw invalidRequest('state: at most 8 KB as JSON.');
+  }
+  const meta = await getCredentialMeta(deps.db, accountId, body.credential_id);
+  if (!meta || meta.revoked_at !== null) throw noActiveCredential(body.credential_id);
+  if (meta.venue !== 'polymarket') {
+    throw invalidRequest(`credential_id: a ${meta.venue} credential cannot route polymarket orders.`);
+  }
+  if (meta.flow !== 'hosted') {
+    throw invalidRequest(
+      'credential_id: this credential is client-signed (no signer key is stored): use POST /v1/pm/orders/prepare and /submit.',
+    );
+  }
+  if (!meta.funder || wallet !== meta.funder) {
+    throw invalidRequest(
+      `wallet: orders of this credential are made by its funder ${meta.funder ?? '(none)'}; the wallet must be that address.`,
+    );
+  }
+  const signatureType = (meta.meta as { signature_type?: number }).signature_type;
+  if (signatureType !== 0 && signatureType !== 1 && signatureType !== 2) {
+    throw invalidRequest('credential_id: the credential has no usable signature type.');
+  }
+
+  // The market's price grid and exchange, from the venue, before anything is written.
+  deadline.check('asking the venue for the market');
+  let tickSize: ClobTickSize;
+  let negRisk: boolean;
+  try {
+    [tickSize, negRisk] = await Promise.all([
+      deps.clob.tickSize(body.token_id, { timeoutMs: deadline.remainingMs() }),
+      deps.clob.negRisk(body.token_id, { timeoutMs: deadline.remainingMs() }),
+    ]);
+  } catch (err) {
+    if (err instanceof VenueRejected) {
+      throw new AppError('VENUE_REJECTED', `polymarket does not know token ${body.token_id}: ${err.message}`);
+    }
+    if (err instanceof VenueUnavailable) {
+      throw unavailable(
+        `polymarket could not be asked for the market: ${err.message}. Nothing was transmitted.`,
+        {
+          remediation: 'Retry in a few seconds.',
+          next: [],
+        },
+      );
+    }
+    throw err;
+  }
+  const signer = getAddress(meta.signer_address!);
+  let order: ClobOrderV2;
+  try {
+    order = buildOrderV2({
+      maker: getAddress(meta.funder),
+      signer,
+      signatureType,
+      tokenId: body.token_id,
+      side: body.action === 'buy' ? 'BUY' : 'SELL',
+      price: body.price_usd,
+      size: body.size_shares,
+      tickSize,
+      clock: deps.clock,
+    });
+  } catch (err) {
+    if (err instanceof OrderInputError) {
+      const field = err.field === 'price' ? 'price_usd' : err.field === 'size' ? 'size_shares' : err.field;
+      throw invalidRequest(`${field}: ${err.message}.`);
+    }
+    throw err;
+  }
+  const notional = orderNotionalMicros(order);
+  const priceMicro = usdToMicro(body.price_usd);
+  const sizeMicro = usdToMicro(body.size_shares);
+  const fee = pmOrderFeeMicro(deps.config, notional);
+  const venueSpec = { chainId: deps.config.pm.chainId, negRisk };
+  const orderHash = orderHashV2(order, venueSpec).toLowerCase() as Hex;
+  const id = newId('pmo');
+  const giveBack = await takeOrderToken(deps);
+
+  let admitted: { row: PmOrderRow; auth: ClobL2Auth; signerKey: Hex };
+  try {
+    admitted = await deps.db.transaction().execute(async (tx) => {
+      await assertSwitchesReadable(tx, { accountId, wallet });
+      const policy = await getActivePolicy(tx, deps.registry, accountId, wallet);
+      if (!policy) throw noPolicyError(wallet);
+      const failed = evaluateRules(policy.document, {
+        kind: 'prediction_market_order',
+        venue: 'polymarket',
+        amountMicroUsd: notional,
+        market: body.condition_id,
+        priceMicro,
+      }).find((v) => !v.pass);
+      if (failed) {
+        const show = (x: unknown) => (Array.isArray(x) ? `[${x.join(', ')}]` : String(x));
+        throw refused(
+          failed.rule,
+          `Refused by ${failed.rule}: the limit is ${show(failed.limit)}, the order would use ${show(failed.value)}.`,
+        );
+      }
+      // The exposure floor, under the wallet's lock: open orders at their limit notional.
+      await lockUntilCommit(tx, `pm-exposure:${accountId}:${wallet}`);
+      const pm = policy.document.prediction_markets;
+      const open = await openExposure(tx, accountId, wallet, body.condition_id.toLowerCase());
+      const cap = usdToMicro(pm.max_exposure_usd);
+      if (open.totalMicro + notional > cap) {
+        throw refused(
+          'prediction_markets.max_exposure_usd',
+          `Refused by prediction_markets.max_exposure_usd: the limit is ${pm.max_exposure_usd} USD, open exposure ` +
+            `${formatUsd(open.totalMicro)} USD plus this order's ${formatUsd(notional)} USD would exceed it.`,
+        );
+      }
+      const marketCap = usdToMicro(pm.max_market_exposure_usd);
+      if (marketCap > 0n && open.marketMicro + notional > marketCap) {
+        throw refused(
+          'prediction_markets.max_market_exposure_usd',
+          `Refused by prediction_markets.max_market_exposure_usd: the limit is ${pm.max_market_exposure_usd} USD ` +
+            `per market, open exposure in ${body.condition_id} is ${formatUsd(open.marketMicro)} USD, and this ` +
+            `order adds ${formatUsd(notional)} USD.`,
+        );
+      }
+      const now = deps.clock.now();
+      const row: PmOrderRow = {
+        id,
+        account_id: accountId,
+        wallet,
+        credential_id: meta.id,
+        venue: 'polymarket',
+        client_order_id: body.client_order_id ?? null,
+        condition_id: body.condition_id.toLowerCase(),
+        token_id: order.tokenId,
+        side: body.action,
+        price_micro: priceMicro.toString(),
+        size_micro: sizeMicro.toString(),
+        notional_micro: notional.toString(),
+        fee_micro: '0',
+        fee_group_id: null,
+        flow: 'hosted',
+        status: 'transmitting',
+        order_hash: orderHash,
+        order_struct: order,
+        state: body.state ?? {},
+        venue_status: null,
+        venue_error: null,
+        policy_version: policy.version,
+        policy_hash: policy.hash,
+        expires_at: null,
+        created_at: now,
+        updated_at: now,
+      };
+      if (!(await insertOrder(tx, row))) {
+        throw new AppError(
+          'CONFLICT',
+          `An order with client_order_id "${body.client_order_id}" was already attempted by this account; nothing was transmitted.`,
+          { remediation: 'Use a new client_order_id for a new order; list orders with GET /v1/pm/orders.' },
+        );
+      }
+      const charged = await chargeFee(tx, deps, {
+        accountId,
+        product: 'pm_order',
+        feeMicroUsd: fee,
+        settlementId: `fee:pm_order:${id}`,
+        wallet,
+        policyHash: `sha256:${policy.hash}`,
+      });
+      if (charged.charged) {
+        await tx
+          .updateTable('pm_orders')
+          .set({ fee_micro: fee.toString(), fee_group_id: charged.groupId })
+          .where('id', '=', id)
+          .execute();
+        row.fee_micro = fee.toString();
+        row.fee_group_id = charged.groupId;
+      }
+      const used = await useCredential(tx, deps, {
+        accountId,
+        credentialId: meta.id,
+        operation: 'order.place',
+        actor,
+      });
+      if (!used || used.material.venue !== 'polymarket' || !used.material.signer_key) {
+        throw noActiveCredential(body.credential_id);
+      }
+      await recordAudit(tx, deps.clock, {
+        accountId,
+        actor: actorName(actor),
+        action: 'pm.order.admit',
+        subject: id,
+        details: {
+          wallet,
+          order_hash: orderHash,
+          notional_micro: notional.toString(),
+          fee_micro: row.fee_micro,
+        },
+        network: actor.network,
+      });
+      return {
+        row,
+        signerKey: used.material.signer_key,
+        auth: {
+          address: signer,
+          creds: {
+            apiKey: used.material.api_key,
+            secret: used.material.api_secret,
+            passphrase: used.material.api_passphrase,
+          },
+        },
+      };
+    });
+  } catch (err) {
+    await giveBack();
+    throw err;
+  }
+
+  // Checked before the transmit, never after: a 504 here means nothing left.
+  if (deadline.expired()) {
+    await giveBack();
+    await closeUnsent(deps, admitted.row, 'rejected', 'the time budget ran out before the transmit');
+    throw deadline.exceeded('before transmitting the order');
+  }
+  const signed = await signOrderV2(order, privateKeyToAccount(admitted.signerKey), venueSpec);
+  let answer;
+  try {
+    deadline.markTransmitted(`order ${orderHash}`);
+    answer = await deps.clob.postOrder(
+      admitted.auth,
+      signed,
+      { orderType: 'GTC' },
+      { timeoutMs: deadline.remainingMs() },
+    );
+  } catch (err) {
+    if (err instanceof VenueRejected) {
+      await closeUnsent(deps, admitted.row, 'rejected', err.message);
+      throw new AppError('VENUE_REJECTED', `polymarket refused the order: ${err.message}`, {
+        remediation: 'Nothing was placed; its fee was reversed. Adjust the order and retry.',
+      });
+    }
+    if (err instanceof VenueUnavailable) {
+      throw unavailable(
+        `polymarket did not answer the order ${orderHash}: it is placed once or not at all, and Purser asks ` +
+          'the venue about its hash before anything else happens to it.',
+        {
+          remediation:
+            'Read GET /v1/pm/orders in a minute; do not place it again under a new client_order_id.',
+          next: [],
+        },
+      );
+    }
+    throw err;
+  }
+  const placed = await recordPlaced(deps, admitted.row, answer.status);
+  return placedView(placed);
+}
+
+/** A switch that cannot be read is 503, never a silent pass (the spec's "kill switch unreadable"). */
+async function assertSwitchesReadable(
+  tx: DbExecutor,
+  target: { accountId: string; wallet: string },
+): Promise<void> {
+  try {
+    await assertExecutionEnabled(tx, { ...target, venue: 'polymarket' }, { fresh: true });
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw unavailable('The execution switches could not be read; nothing was transmitted.', {
+      remediation: 'Retry in a few seconds.',
+      next: [],
+    });
+  }
+}
+
+/** An order that never left (refused by the venue, or out of budget): exposure released, fee reversed. */
+async function closeUnsent(deps: OrderDeps, row: PmOrderRow, status: 'rejected', why: string): Promise<void> {
+  await deps.db.transaction().execute(async (tx) => {
+    const closed = await updateOrder(
+      tx,
+      row.id,
+      ['transmitting', 'prepared'],
+      { status, venue_error: why.slice(0, 500) },
+      deps.clock.now(),
+    );
+    if (!closed || !closed.fee_group_id) return;
+    const reversed = await reverseGroup(tx, deps.clock, {
+      groupId: closed.fee_group_id,
+      accountId: row.account_id,
+      reason: `pm order ${row.id} not placed`,
+    });
+    if (!reversed.ok) throw new Error(`the fee of ${row.id} could not be reversed: ${reversed.reason}`);
+  });
+}
+
+async function recordPlaced(deps: OrderDeps, row: PmOrderRow, venueStatus: string): Promise<PmOrderRow> {
+  return deps.db.transaction().execute(async (tx) => {
+    const placed = await updateOrder(
+      tx,
+      row.id,
+      ['transmitting'],
+      { status: 'placed', venue_status: venueStatus },
+      deps.clock.now(),
+    );
+    if (!placed) throw notFound(`Order ${row.id} changed while it was transmitted.`);
+    await emitEvent(tx, deps.clock, {
+      accountId: row.account_id,
+      kind: 'pm.order.placed',
+      subject: row.id,
+      payload: {
+        id: row.id,
+        venue: 'polymarket',
+        order_id: row.order_hash,
+        wallet: row.wallet,
+        condition_id: row.condition_id,
+        token_id: row.token_id,
+        side: row.side,
+        price_usd: formatUsd(BigInt(row.price_micro)),
+        size_shares: formatUsd(BigInt(row.size_micro)),
+        cost_usd: formatUsd(BigInt(row.notional_micro)),
+        fee_usd: formatUsd(BigInt(row.fee_micro)),
+        venue_status: venueStatus,
+        client_order_id: row.client_order_id,
+      },
+    });
+    return placed;
+  });
+}
+
+export function placedView(row: PmOrderRow): PlacedOrder {
+  return {
+    venue: 'polymarket',
+    order_id: row.order_hash!,
+    status: row.venue_status ?? row.status,
+    cost_usd: formatUsd(BigInt(row.notional_micro)),
+    fee_usd: formatUsd(BigInt(row.fee_micro)),
+    policy_version: row.policy_version,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads and cancels: authenticated with the stored credential (a use), never blocked by a switch.
+
+/** The venue lane of a read or a cancel: 429 with Retry-After when the platform budget is spent. */
+async function takeLane(deps: OrderDeps, kind: 'reads' | 'cancels'): Promise<void> {
+  const taken = await takeTokens(
+    deps.db,
+    deps.clock,
+    rateLaneName('polymarket', kind),
+    deps.config.pm.rateLanes[kind],
+  );
+  if (taken.ok) return;
+  const seconds = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
+  throw new AppError(
+    'RATE_LIMITED',
+    `The platform's ${kind === 'reads' ? 'read budget' : 'cancel lane'} for polymarket is spent for now.`,
+    {
+      remediation: `Retry after ${seconds} s (Retry-After).`,
+      headers: { 'retry-after': String(seconds) },
+    },
+  );
+}
+
+/** Opens a polymarket credential of the account for `operation` and gives its L2 authentication. */
+async function venueAuth(
+  deps: OrderDeps,
+  actor: Actor,
+  credentialId: string,
+  operation: 'orders.read' | 'order.cancel',
+): Promise<ClobL2Auth> {
+  const used = await deps.db
+    .transaction()
+    .execute((tx) =>
+      useCredential(tx, deps, { accountId: actor.principal.accountId, credentialId, operation, actor }),
+    );
+  if (!used) throw noActiveCredential(credentialId);
+  if (used.material.venue !== 'polymarket' || !used.row.signer_address) {
+    throw invalidRequest(`credential_id: a ${used.row.venue} credential has no polymarket orders.`);
+  }
+  return {
+    address: getAddress(used.row.signer_address),
+    creds: {
+      apiKey: used.material.api_key,
+      secret: used.material.api_secret,
+      passphrase: used.material.api_passphrase,
+    },
+  };
+}
+
+function venueFailure(err: unknown, what: string): unknown {
+  if (err instanceof VenueRejected)
+    return new AppError('VENUE_REJECTED', `polymarket refused ${what}: ${err.message}`);
+  if (err instanceof VenueUnavailable) {
+    return unavailable(`polymarket did not answer ${what}: ${err.message}`, {
+      remediation: 'Retry in a few seconds.',
+      next: [],
+    });
+  }
+  return err;
+}
+
+export interface RestingOrder {
+  order_id: string;
+  status: string;
+  market: string;
+  token_id: string;
+  side: 'buy' | 'sell';
+  price_usd: string;
+  original_size_shares: string;
+  matched_size_shares: string;
+  outcome: string;
+  created_at: string;
+}
+
+/** The venue's resting orders of the credential (venue-authoritative). */
+export async function listRestingOrders(
+  deps: OrderDeps,
+  actor: Actor,
+  query: { credential_id: string; market?: string | undefined },
+  deadline: Deadline,
+): Promise<{ orders: RestingOrder[] }> {
+  await takeLane(deps, 'reads');
+  const auth = await venueAuth(deps, actor, query.credential_id, 'orders.read');
+  deadline.check('reading the venue');
+  let open;
+  try {
+    open = await deps.clob.openOrders(auth, query.market ? { market: query.market } : {}, {
+      timeoutMs: deadline.remainingMs(),
+    });
+  } catch (err) {
+    throw venueFailure(err, 'the open-orders read');
+  }
+  return {
+    orders: open.map((o) => ({
+      order_id: o.id.toLowerCase(),
+      status: o.status,
+      market: o.market,
+      token_id: o.asset_id,
+      side: o.side === 'BUY' ? ('buy' as const) : ('sell' as const),
+      price_usd: o.price,
+      original_size_shares: o.original_size,
+      matched_size_shares: o.size_matched,
+      outcome: o.outcome,
+      created_at: new Date(o.created_at * 1000).toISOString(),
+    })),
+  };
+}
+
+/** Marks the account's orders the venue cancelled: their exposure is released (events per order). */
+async function recordCancelled(deps: OrderDeps, accountId: string, orderIds: string[]): Promise<void> {
+  if (orderIds.length === 0) return;
+  await deps.db.transaction().execute(async (tx) => {
+    const rows = await tx
+      .updateTable('pm_orders')
+      .set({ status: 'cancelled', venue_status: 'CANCELED', updated_at: deps.clock.now() })
+      .where('account_id', '=', accountId)
+      .where(
+        'order_hash',
+        'in',
+        orderIds.map((i) => i.toLowerCase()),
+      )
+      .where('status', 'in', ['placed', 'transmitting'])
+      .returning(['id', 'order_hash', 'wallet'])
+      .execute();
+    for (const r of rows) {
+      await emitEvent(tx, deps.clock, {
+        accountId,
+        kind: 'pm.order.cancelled',
+        subject: r.id,
+        payload: { id: r.id, venue: 'polymarket', order_id: r.order_hash, wallet: r.wallet },
+      });
+    }
+  });
+}
+
+export async function cancelOne(
+  deps: OrderDeps,
+  actor: Actor,
+  orderId: string,
+  credentialId: string,
+  deadline: Deadline,
+): Promise<{ venue: 'polymarket'; order_id: string; status: string }> {
+  await takeLane(deps, 'cancels');
+  const auth = await venueAuth(deps, actor, credentialId, 'order.cancel');
+  deadline.check('transmitting the cancel');
+  let result;
+  try {
+    result = await deps.clob.cancelOrder(auth, orderId, { timeoutMs: deadline.remainingMs() });
+  } catch (err) {
+    throw venueFailure(err, 'the cancel');
+  }
+  const done = result.canceled.some((c) => c.toLowerCase() === orderId.toLowerCase());
+  if (!done) {
+    const why = Object.entries(result.notCanceled).find(
+      ([k]) => k.toLowerCase() === orderId.toLowerCase(),
+    )?.[1];
+    throw new AppError(
+      'VENUE_REJECTED',
+      `polymarket did not cancel ${orderId}: ${why ?? 'no reason given'}.`,
+      {
+        remediation: 'It may be filled or cancelled already: read GET /v1/pm/orders.',
+      },
+    );
+  }
+  await recordCancelled(deps, actor.principal.accountId, [orderId]);
+  return { venue: 'polymarket', order_id: orderId.toLowerCase(), status: 'cancelled' };
+}
+
+export async function cancelAllOf(
+  deps: OrderDeps,
+  actor: Actor,
+  query: { credential_id: string; market?: string | undefined },
+  deadline: Deadline,
+): Promise<{
+  venue: 'polymarket';
+  cancelled: number;
+  order_ids: string[];
+  failed_order_ids?: string[];
+  complete: boolean;
+}> {
+  await takeLane(deps, 'cancels');
+  const auth = await venueAuth(deps, actor, query.credential_id, 'order.cancel');
+  deadline.check('transmitting the cancels');
+  let result;
+  try {
+    result = query.market
+      ? await deps.clob.cancelMarket(auth, { market: query.market }, { timeoutMs: deadline.remainingMs() })
+      : await deps.clob.cancelAll(auth, { timeoutMs: deadline.remainingMs() });
+  } catch (err) {
+    throw venueFailure(err, 'the cancels');
+  }
+  await recordCancelled(deps, actor.principal.accountId, result.canceled);
+  const failed = Object.keys(result.notCanceled).map((i) => i.toLowerCase());
+  return {
+    venue: 'polymarket',
+    cancelled: result.canceled.length,
+    order_ids: result.canceled.map((i) => i.toLowerCase()),
+    ...(failed.length > 0 ? { failed_order_ids: failed } : {}),
+    complete: failed.length === 0,
+  };
+}
