@@ -4,6 +4,7 @@
 import { enqueueJob, type JobHandler, type JobSchedule } from './core/jobs/index.ts';
 import { purgeExpiredIdempotencyKeys } from './core/http/idempotency.ts';
 import { keyringOf } from './core/sealing.ts';
+import { orderDeps, reconcileTransmitting } from './modules/pm/index.ts';
 import type { AppDeps } from './deps.ts';
 import { expireArrows, FIRE_JOB, fireAutoTopup, syncSettlingArrows } from './modules/billing/auto-topup.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
@@ -129,6 +130,14 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
       if (usage > 0)
         deps.log.info({ deleted: usage }, 'venue credential use counts older than 8 days deleted');
     },
+    // Prediction-market orders whose transmit got no answer: the venue is asked about their hash
+    // (docs/prediction-markets.md, "Orders"); nothing is sent again.
+    'pm.orders.reconcile': async () => {
+      if (!deps.pmVenues) return;
+      const done = await reconcileTransmitting(orderDeps(deps), deps.log);
+      if (done.placed + done.closed > 0)
+        deps.log.info(done, 'unanswered prediction-market orders reconciled');
+    },
     // Moves sealed values onto the newest sealing key (docs/operations.md, "Sealing keys").
     'sealing.reseal': async () => {
       const moved = await resealStale(deps.db, keyringOf(deps.config.sealingKeys));
@@ -223,6 +232,7 @@ export const jobSchedules: JobSchedule[] = [
   },
   { name: 'rebalances.complete', everySeconds: 3600, jobName: 'rebalances.complete' },
   { name: 'sealing.reseal', everySeconds: 3600, jobName: 'sealing.reseal' },
+  { name: 'pm.orders.reconcile', everySeconds: 60, jobName: 'pm.orders.reconcile' },
   { name: 'reservations.expire', everySeconds: 60, jobName: 'reservations.expire' },
   { name: 'executor.reconcile', everySeconds: 60, jobName: 'executor.reconcile' },
   { name: 'delegations.expire', everySeconds: 60, jobName: 'delegations.expire' },

@@ -2,7 +2,7 @@
 // repeatable-read snapshot. Credentials appear as metadata only: never a token, a token hash,
 // sealed ciphertext or a signature (see docs/decisions.md, "Account export").
 
-import { listCredentialViews } from '../pm/index.ts';
+import { exportOrders, listCredentialViews } from '../pm/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, Tx } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
@@ -116,6 +116,7 @@ async function readExport(
     .limit(fetch)
     .execute();
 
+  const pmOrders = await exportOrders(tx, accountId, fetch);
   const venueCredentials = await listCredentialViews(tx, accountId, {
     limit: fetch,
     offset: 0,
@@ -435,7 +436,8 @@ async function readExport(
     venue_credentials: bounded('venue_credentials', venueCredentials, bound, truncated).map((c) => ({
       ...c,
     })),
-    pm_orders: [],
+    // Without signatures: what Purser recorded of each order.
+    pm_orders: bounded('pm_orders', pmOrders, bound, truncated),
     pm_positions: [],
     audit_log: bounded('audit_log', audit, bound, truncated).map((a) => ({
       id: a.id,

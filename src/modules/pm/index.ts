@@ -1,7 +1,8 @@
 // The prediction-market module (docs/prediction-markets.md): venue credentials sealed at rest,
 // their watched use, and the jurisdiction gate of every prediction-market route.
 
-export { pmRoutes, credentialDeps } from './routes.ts';
+export { pmRoutes, credentialDeps, orderDeps } from './routes.ts';
+export { exportOrders, reconcileTransmitting } from './orders.ts';
 export { jurisdictionGateOf, pmJurisdictionGate } from './gate.ts';
 export { useCredential, noteUse, networkOf, TRADING_OPERATIONS, type TradingOperation } from './usage.ts';
 export {

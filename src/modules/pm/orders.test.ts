@@ -17,6 +17,9 @@ import { startClobFake, type ClobFake } from '../../devnet/fakes/clob.ts';
 import { startKalshiFake, type KalshiFake } from '../../devnet/fakes/kalshi.ts';
 import { readPrepaidBalance } from '../billing/index.ts';
 import { setSwitch } from '../switches/index.ts';
+import { Deadline } from '../../core/http/deadline.ts';
+import { placeOrder, reconcileTransmitting, RECONCILE_AFTER_MS, UNKNOWN_AFTER_MS } from './orders.ts';
+import { orderDeps } from './routes.ts';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 const MARKET = `0x${'a1'.repeat(32)}` as const;
@@ -188,6 +191,16 @@ describe('POST /v1/pm/orders', () => {
       .orderBy('created_at')
       .execute();
     expect(events.map((e) => e.kind)).toEqual(['pm.order.placed', 'pm.order.cancelled']);
+    // The export lists the order as recorded, without its signature.
+    const exported = await t.app.fastify.inject({
+      method: 'GET',
+      url: '/v1/account/export',
+      headers: tr.headers,
+    });
+    expect(exported.json().pm_orders).toMatchObject([
+      { order_id: placed.order_id, client_order_id: 'first', status: 'cancelled', state: { thesis: 'test' } },
+    ]);
+    expect(JSON.stringify(exported.json().pm_orders)).not.toMatch(/signature|order_struct/);
   });
 
   it('refuses what the policy forbids with 403 naming the rule, and transmits nothing', async () => {
@@ -395,5 +408,139 @@ describe.skipIf(!onPostgres)('exposure under concurrency (PostgreSQL)', () => {
     expect(codes.filter((c) => c === 201)).toHaveLength(10);
     expect(codes.filter((c) => c === 403)).toHaveLength(40);
     expect(posted() - before).toBe(10);
+  });
+});
+
+describe('an order whose transmit got no answer', () => {
+  it('stays transmitting (503), is never sent again, and the reconciler finds it placed at the venue', async () => {
+    const tr = await trader();
+    const base = orderDeps(t.deps);
+    // The venue takes the order but its answer comes after the caller stopped waiting.
+    const slow = {
+      ...base,
+      clob: {
+        ...base.clob,
+        postOrder: async (...args: Parameters<typeof base.clob.postOrder>) => {
+          clob.knobs.latencyMs = 600;
+          try {
+            return await base.clob.postOrder(args[0], args[1], args[2], { timeoutMs: 150 });
+          } finally {
+            clob.knobs.latencyMs = 0;
+          }
+        },
+      },
+    };
+    const actor = {
+      principal: {
+        accountId: tr.accountId,
+        kind: 'session' as const,
+        credentialId: 'ses_test',
+        scopes: [],
+        wallets: null,
+        address: '',
+      },
+      network: { clientIp: '127.0.0.1', userAgent: null },
+    };
+    const before = posted();
+    const err = await placeOrder(
+      slow,
+      actor,
+      {
+        wallet: tr.wallet,
+        credential_id: tr.credentialId,
+        condition_id: MARKET,
+        token_id: YES,
+        action: 'buy',
+        price_usd: '0.3',
+        size_shares: '10',
+      },
+      new Deadline(10_000),
+    ).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'UNAVAILABLE' });
+    const [row] = await t.db.db
+      .selectFrom('pm_orders')
+      .selectAll()
+      .where('account_id', '=', tr.accountId)
+      .execute();
+    expect(row!.status).toBe('transmitting');
+    await new Promise((r) => setTimeout(r, 800)); // the venue handles it after its delay
+    expect(clob.order(row!.order_hash as `0x${string}`)?.status).toBe('LIVE');
+
+    // Not yet: the reconciler waits before asking.
+    expect(await reconcileTransmitting(base, { warn() {} })).toMatchObject({ placed: 0 });
+    const later = { ...base, clock: { now: () => new Date(Date.now() + RECONCILE_AFTER_MS + 1_000) } };
+    expect(await reconcileTransmitting(later, { warn() {} })).toMatchObject({ placed: 1 });
+    const after = await t.db.db
+      .selectFrom('pm_orders')
+      .selectAll()
+      .where('id', '=', row!.id)
+      .executeTakeFirstOrThrow();
+    expect(after.status).toBe('placed');
+    // Sent once: one POST /order for it, and the venue holds one order.
+    expect(posted() - before).toBe(1);
+  });
+
+  it('an order the venue never got is closed after a while and its fee reversed', async () => {
+    const tr = await trader();
+    const balance = await readPrepaidBalance(t.db.db, tr.accountId);
+    const base = orderDeps(t.deps);
+    // The venue fails the post itself (a 503 before it handles anything).
+    const failing = {
+      ...base,
+      clob: {
+        ...base.clob,
+        postOrder: async (...args: Parameters<typeof base.clob.postOrder>) => {
+          clob.knobs.serverError = 503;
+          try {
+            return await base.clob.postOrder(...args);
+          } finally {
+            clob.knobs.serverError = null;
+          }
+        },
+      },
+    };
+    const actor = {
+      principal: {
+        accountId: tr.accountId,
+        kind: 'session' as const,
+        credentialId: 'ses_test',
+        scopes: [],
+        wallets: null,
+        address: '',
+      },
+      network: { clientIp: '127.0.0.1', userAgent: null },
+    };
+    const body = {
+      wallet: tr.wallet,
+      credential_id: tr.credentialId,
+      condition_id: MARKET,
+      token_id: YES,
+      action: 'buy' as const,
+      price_usd: '0.2',
+      size_shares: '10',
+    };
+    await expect(placeOrder(failing, actor, body, new Deadline(10_000))).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    });
+    const [row] = await t.db.db
+      .selectFrom('pm_orders')
+      .selectAll()
+      .where('account_id', '=', tr.accountId)
+      .execute();
+    expect(row!.status).toBe('transmitting');
+    expect(clob.order(row!.order_hash as `0x${string}`)).toBeUndefined();
+    // The fee stays charged and the exposure held while the order is unknown.
+    expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBeLessThan(balance.balanceMicro);
+    const soon = { ...base, clock: { now: () => new Date(Date.now() + RECONCILE_AFTER_MS + 1_000) } };
+    expect(await reconcileTransmitting(soon, { warn() {} })).toMatchObject({ placed: 0, closed: 0 });
+    const much = { ...base, clock: { now: () => new Date(Date.now() + UNKNOWN_AFTER_MS + 60_000) } };
+    expect(await reconcileTransmitting(much, { warn() {} })).toMatchObject({ closed: 1 });
+    const closed = await t.db.db
+      .selectFrom('pm_orders')
+      .select('status')
+      .where('id', '=', row!.id)
+      .executeTakeFirstOrThrow();
+    expect(closed.status).toBe('rejected');
+    expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBe(balance.balanceMicro);
   });
 });

@@ -34,7 +34,13 @@ import type { TokenRegistry } from '../registry/index.ts';
 import { returnTokens, takeTokens, rateLaneName } from '../ratelanes/index.ts';
 import { assertExecutionEnabled } from '../switches/index.ts';
 import { noActiveCredential, type CredentialDeps } from './credentials.ts';
-import { insertOrder, openExposure, updateOrder, type PmOrderRow } from './orders-store.ts';
+import {
+  insertOrder,
+  openExposure,
+  transmittingBefore,
+  updateOrder,
+  type PmOrderRow,
+} from './orders-store.ts';
 import { getCredentialMeta } from './store.ts';
 import { useCredential } from './usage.ts';
 
@@ -638,4 +644,103 @@ export async function cancelAllOf(
     ...(failed.length > 0 ? { failed_order_ids: failed } : {}),
     complete: failed.length === 0,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reconciling orders whose transmit got no answer (a venue timeout, a crash between transmit and
+// record): the venue is asked about the order's hash; nothing is ever sent again.
+
+/** How long an unanswered order waits before the venue is asked about it. */
+export const RECONCILE_AFTER_MS = 30_000;
+/** An order the venue still does not know after this long never arrived: closed, fee reversed. */
+export const UNKNOWN_AFTER_MS = 10 * 60_000;
+
+export async function reconcileTransmitting(
+  deps: OrderDeps,
+  log: { warn(obj: object, msg: string): void },
+): Promise<{ placed: number; closed: number; pending: number }> {
+  const now = deps.clock.now().getTime();
+  const rows = await transmittingBefore(deps.db, new Date(now - RECONCILE_AFTER_MS), 100);
+  const out = { placed: 0, closed: 0, pending: 0 };
+  for (const row of rows) {
+    try {
+      const used = await deps.db.transaction().execute((tx) =>
+        useCredential(tx, deps, {
+          accountId: row.account_id,
+          credentialId: row.credential_id,
+          operation: 'orders.read',
+          actor: null,
+        }),
+      );
+      if (!used || used.material.venue !== 'polymarket' || !used.row.signer_address) {
+        // The credential was revoked meanwhile: nothing can ask the venue with it any more.
+        out.pending += 1;
+        continue;
+      }
+      const auth: ClobL2Auth = {
+        address: getAddress(used.row.signer_address),
+        creds: {
+          apiKey: used.material.api_key,
+          secret: used.material.api_secret,
+          passphrase: used.material.api_passphrase,
+        },
+      };
+      const found = await deps.clob.getOrder(auth, row.order_hash!);
+      if (found) {
+        await recordPlaced(deps, row, found.status.toLowerCase());
+        out.placed += 1;
+      } else if (now - new Date(row.updated_at).getTime() > UNKNOWN_AFTER_MS) {
+        await closeUnsent(deps, row, 'rejected', 'the venue never showed the order');
+        out.closed += 1;
+      } else {
+        out.pending += 1;
+      }
+    } catch (err) {
+      log.warn(
+        { err: (err as Error).message, order: row.id },
+        'a transmitting order could not be reconciled yet',
+      );
+      out.pending += 1;
+    }
+  }
+  return out;
+}
+
+/** The account's orders for the export: what Purser recorded, without signatures. */
+export async function exportOrders(
+  db: DbExecutor,
+  accountId: string,
+  limit: number,
+): Promise<Record<string, unknown>[]> {
+  const rows = await db
+    .selectFrom('pm_orders')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    venue: r.venue,
+    order_id: r.order_hash,
+    wallet: r.wallet,
+    credential_id: r.credential_id,
+    client_order_id: r.client_order_id,
+    condition_id: r.condition_id,
+    token_id: r.token_id,
+    side: r.side,
+    price_usd: formatUsd(BigInt(r.price_micro)),
+    size_shares: formatUsd(BigInt(r.size_micro)),
+    cost_usd: formatUsd(BigInt(r.notional_micro)),
+    fee_usd: formatUsd(BigInt(r.fee_micro)),
+    status: r.status,
+    venue_status: r.venue_status,
+    venue_error: r.venue_error,
+    state: r.state,
+    policy_version: r.policy_version,
+    policy_hash: r.policy_hash,
+    created_at: new Date(r.created_at).toISOString(),
+    updated_at: new Date(r.updated_at).toISOString(),
+  }));
 }

@@ -600,7 +600,7 @@ export const pmRoutes: RouteDefinition[] = [
 ];
 
 /** What the order routes need; 503 without a configured venue. */
-function orderDeps(deps: AppDeps): OrderDeps {
+export function orderDeps(deps: AppDeps): OrderDeps {
   if (!deps.pmVenues) {
     throw unavailable('No prediction-market venue is configured here.', {
       remediation: 'The operator configures POLYMARKET_CLOB_URL (docs/operations.md).',
