@@ -4,7 +4,7 @@
 import { enqueueJob, type JobHandler, type JobSchedule } from './core/jobs/index.ts';
 import { purgeExpiredIdempotencyKeys } from './core/http/idempotency.ts';
 import { keyringOf } from './core/sealing.ts';
-import { orderDeps, reconcileTransmitting } from './modules/pm/index.ts';
+import { orderDeps, reconcileTransmitting, sweepPrepared } from './modules/pm/index.ts';
 import type { AppDeps } from './deps.ts';
 import { expireArrows, FIRE_JOB, fireAutoTopup, syncSettlingArrows } from './modules/billing/auto-topup.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
@@ -138,6 +138,12 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
       if (done.placed + done.closed > 0)
         deps.log.info(done, 'unanswered prediction-market orders reconciled');
     },
+    // Prepared (client-signed) orders past expires_at: exposure released, fee reversed.
+    'pm.orders.sweep': async () => {
+      if (!deps.pmVenues) return;
+      const swept = await sweepPrepared(orderDeps(deps));
+      if (swept > 0) deps.log.info({ swept }, 'expired prepared prediction-market orders swept');
+    },
     // Moves sealed values onto the newest sealing key (docs/operations.md, "Sealing keys").
     'sealing.reseal': async () => {
       const moved = await resealStale(deps.db, keyringOf(deps.config.sealingKeys));
@@ -233,6 +239,7 @@ export const jobSchedules: JobSchedule[] = [
   { name: 'rebalances.complete', everySeconds: 3600, jobName: 'rebalances.complete' },
   { name: 'sealing.reseal', everySeconds: 3600, jobName: 'sealing.reseal' },
   { name: 'pm.orders.reconcile', everySeconds: 60, jobName: 'pm.orders.reconcile' },
+  { name: 'pm.orders.sweep', everySeconds: 60, jobName: 'pm.orders.sweep' },
   { name: 'reservations.expire', everySeconds: 60, jobName: 'reservations.expire' },
   { name: 'executor.reconcile', everySeconds: 60, jobName: 'executor.reconcile' },
   { name: 'delegations.expire', everySeconds: 60, jobName: 'delegations.expire' },

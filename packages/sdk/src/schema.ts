@@ -850,6 +850,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pm/orders/prepare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Client-signed flow, first half: every check of POST /v1/pm/orders, then the order to sign
+         * @description For a polymarket credential stored without a signer key. Every check of POST /v1/pm/orders runs, the exposure is reserved and the fee debited on a durable prepared order; the answer is the exact V2 order and its EIP-712 payload. Sign it (eth_signTypedData_v4) and submit the signature with POST /v1/pm/orders/submit before expires_at (5 minutes); unsigned, it is swept: exposure released, fee reversed.
+         */
+        post: operations["preparePmOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pm/orders/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Client-signed flow, second half: the signature of a prepared order, transmitted */
+        post: operations["submitPmOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pm/orders/{venue}/{order_id}": {
         parameters: {
             query?: never;
@@ -11670,6 +11707,537 @@ export interface operations {
                 };
             };
             /** @description UNAVAILABLE: the server is shutting down; retry; the venue did not answer. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    preparePmOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0x5A0b54D5dc17e0AadC383d2db43B0a0D3E029c4c",
+                 *       "credential_id": "8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97",
+                 *       "condition_id": "0x5f65177b394277fd294cd75650044e32ba009a95022d88a0c1d565897d72f8f1",
+                 *       "token_id": "71321045679252212594626385532706912750332728571942532289631379312455583992563",
+                 *       "action": "buy",
+                 *       "price_usd": "0.42",
+                 *       "size_shares": "50",
+                 *       "client_order_id": "agent-7-2026-11-26-0001",
+                 *       "state": {
+                 *         "thesis": "polls moved",
+                 *         "max_hold_days": 3
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    venue?: "polymarket";
+                    /** @description The funder of the credential (the order's maker): its policy governs. */
+                    wallet: string;
+                    /** @description A polymarket credential stored with its signer key (hosted flow). */
+                    credential_id: string;
+                    /** @description The market (condition id). */
+                    condition_id: string;
+                    /** @description The outcome token (ERC-1155 position id). */
+                    token_id: string;
+                    action: "buy" | "sell";
+                    /** @description Limit price per share in (0, 1), on the market's tick grid. */
+                    price_usd: string;
+                    /** @description Shares, more than 0, at most 2 decimals (the venue’s rule). */
+                    size_shares: string;
+                    /** @description Claimed once per account: a second order with it is 409, nothing transmitted. */
+                    client_order_id?: string;
+                    /** @description The agent's own context for the order (its reasoning, a strategy tag): stored with the order, returned in the export, never sent to the venue. At most 32 keys; 8 KB as JSON. */
+                    state?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The prepared order: sign typed_data, then submit. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "venue": "polymarket",
+                     *       "prepare_id": "pmo_4k2x9q7m1v8c3n6b5z0a",
+                     *       "client_order_id": "agent-7-2026-11-26-0001",
+                     *       "typed_data": {
+                     *         "domain": {
+                     *           "name": "Polymarket CTF Exchange",
+                     *           "version": "2",
+                     *           "chainId": 137,
+                     *           "verifyingContract": "0xE111180000d2663C0091e4f400237545B87B996B"
+                     *         },
+                     *         "primaryType": "Order",
+                     *         "types": {
+                     *           "Order": [
+                     *             {
+                     *               "name": "salt",
+                     *               "type": "uint256"
+                     *             },
+                     *             {
+                     *               "name": "…",
+                     *               "type": "…"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "message": {
+                     *           "salt": "1234567890",
+                     *           "maker": "0x3f5CE5FBFe3E9af3971dD833D26bA9b5C936f0bE",
+                     *           "signer": "0x3f5CE5FBFe3E9af3971dD833D26bA9b5C936f0bE",
+                     *           "tokenId": "71321045679252212594626385532706912750332728571942532289631379312455583992563"
+                     *         }
+                     *       },
+                     *       "order": {
+                     *         "salt": "1234567890",
+                     *         "maker": "0x3f5CE5FBFe3E9af3971dD833D26bA9b5C936f0bE",
+                     *         "signer": "0x3f5CE5FBFe3E9af3971dD833D26bA9b5C936f0bE",
+                     *         "tokenId": "71321045679252212594626385532706912750332728571942532289631379312455583992563",
+                     *         "makerAmount": "21000000",
+                     *         "takerAmount": "50000000",
+                     *         "side": "BUY",
+                     *         "signatureType": 0,
+                     *         "timestamp": "1795683600000",
+                     *         "expiration": "0",
+                     *         "metadata": "0x0000000000000000000000000000000000000000000000000000000000000000",
+                     *         "builder": "0x0000000000000000000000000000000000000000000000000000000000000000"
+                     *       },
+                     *       "cost_usd": "21",
+                     *       "fee_usd": "0.0521",
+                     *       "policy_version": 3,
+                     *       "expires_at": "2026-11-26T09:05:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        venue: "polymarket";
+                        prepare_id: string;
+                        client_order_id: string | null;
+                        /** @description The EIP-712 payload (domain, types, primaryType, message) to sign; uint256 values as strings. */
+                        typed_data: {
+                            [key: string]: unknown;
+                        };
+                        /** @description The exact V2 order struct. */
+                        order: {
+                            [key: string]: unknown;
+                        };
+                        cost_usd: string;
+                        fee_usd: string;
+                        policy_version: number;
+                        /** @description Submit the signature before this; afterwards the order is swept. */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation; not a client-signed credential, or a field is malformed or off the grid. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description PAYMENT_REQUIRED: the prepaid balance cannot cover the order fee. */
+            402: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYMENT_REQUIRED";
+                    };
+                };
+            };
+            /** @description EXECUTION_DISABLED: the environment, account, wallet or venue is switched off. FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. POLICY_VIOLATION: a prediction_markets rule or exposure cap refuses it. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "EXECUTION_DISABLED" | "FORBIDDEN" | "POLICY_VIOLATION";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no policy for the wallet, or no active credential. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT: client_order_id already claimed. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CONFLICT";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the size limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: the platform's order cap for the venue is spent. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the venue (for the market) or the switches are unavailable. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    submitPmOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "prepare_id": "pmo_4k2x9q7m1v8c3n6b5z0a",
+                 *       "signature": "0x1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b"
+                 *     }
+                 */
+                "application/json": {
+                    prepare_id: string;
+                    /** @description The signer's EIP-712 signature of typed_data (65 bytes). */
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Transmitted and accepted by the venue. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "venue": "polymarket",
+                     *       "order_id": "0x8d1a3f5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f",
+                     *       "status": "live",
+                     *       "cost_usd": "21",
+                     *       "fee_usd": "0.0521",
+                     *       "policy_version": 3
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        venue: "polymarket";
+                        /** @description The venue's order id (the order's EIP-712 hash). */
+                        order_id: string;
+                        /** @description The venue's status: live (resting), matched, delayed… */
+                        status: string;
+                        /** @description The notional at the limit price (what a buy pays). */
+                        cost_usd: string;
+                        fee_usd: string;
+                        policy_version: number;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation; the signature does not recover to the declared signer. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no prepared order with this id awaits a signature (expired, submitted or unknown). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT: another submit of it is in flight. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CONFLICT";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the size limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description VENUE_REJECTED: the venue refused the order. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "VENUE_REJECTED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: the platform's order cap for the venue is spent; nothing transmitted. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the venue did not answer (the order is reconciled by its hash). */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

@@ -42,7 +42,13 @@ export interface FieldWalletLocator {
 export interface ResourceWalletLocator {
   in: 'resource';
   resource: string;
-  resolve(db: DbExecutor, accountId: string, params: Record<string, unknown>): Promise<string | null>;
+  /** `body` is the request's parsed body, for a resource a body names (a prepared order's id). */
+  resolve(
+    db: DbExecutor,
+    accountId: string,
+    params: Record<string, unknown>,
+    body?: unknown,
+  ): Promise<string | null>;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';

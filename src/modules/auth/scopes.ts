@@ -56,7 +56,12 @@ export async function walletsOfRoute(
   locator: WalletLocator,
 ): Promise<string[] | null> {
   if (locator.in !== 'resource') return walletsOfRequest(req, locator);
-  const wallet = await locator.resolve(db, accountId, (req.params ?? {}) as Record<string, unknown>);
+  const wallet = await locator.resolve(
+    db,
+    accountId,
+    (req.params ?? {}) as Record<string, unknown>,
+    req.body,
+  );
   return wallet && /^0x[0-9a-fA-F]{40}$/.test(wallet) ? [wallet.toLowerCase()] : null;
 }
 

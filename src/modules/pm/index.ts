@@ -2,7 +2,7 @@
 // their watched use, and the jurisdiction gate of every prediction-market route.
 
 export { pmRoutes, credentialDeps, orderDeps } from './routes.ts';
-export { exportOrders, reconcileTransmitting } from './orders.ts';
+export { exportOrders, reconcileTransmitting, sweepPrepared } from './orders.ts';
 export { jurisdictionGateOf, pmJurisdictionGate } from './gate.ts';
 export { useCredential, noteUse, networkOf, TRADING_OPERATIONS, type TradingOperation } from './usage.ts';
 export {

@@ -186,3 +186,45 @@ export const CANCELLED_ALL = {
   order_ids: [ORDER_ID],
   complete: true,
 };
+
+export const PREPARED_ORDER = {
+  venue: 'polymarket' as const,
+  prepare_id: 'pmo_4k2x9q7m1v8c3n6b5z0a',
+  client_order_id: 'agent-7-2026-11-26-0001',
+  typed_data: {
+    domain: {
+      name: 'Polymarket CTF Exchange',
+      version: '2',
+      chainId: 137,
+      verifyingContract: '0xE111180000d2663C0091e4f400237545B87B996B',
+    },
+    primaryType: 'Order',
+    types: {
+      Order: [
+        { name: 'salt', type: 'uint256' },
+        { name: '…', type: '…' },
+      ],
+    },
+    message: { salt: '1234567890', maker: SIGNER, signer: SIGNER, tokenId: PLACE_ORDER_BODY.token_id },
+  },
+  order: {
+    salt: '1234567890',
+    maker: SIGNER,
+    signer: SIGNER,
+    tokenId: PLACE_ORDER_BODY.token_id,
+    makerAmount: '21000000',
+    takerAmount: '50000000',
+    side: 'BUY',
+    signatureType: 0,
+    timestamp: '1795683600000',
+    expiration: '0',
+    metadata: `0x${'0'.repeat(64)}`,
+    builder: `0x${'0'.repeat(64)}`,
+  },
+  cost_usd: '21',
+  fee_usd: '0.0521',
+  policy_version: 3,
+  expires_at: '2026-11-26T09:05:00.000Z',
+};
+
+export const SUBMIT_ORDER_BODY = { prepare_id: PREPARED_ORDER.prepare_id, signature: `0x${'1b'.repeat(65)}` };

@@ -18,7 +18,14 @@ import { startKalshiFake, type KalshiFake } from '../../devnet/fakes/kalshi.ts';
 import { readPrepaidBalance } from '../billing/index.ts';
 import { setSwitch } from '../switches/index.ts';
 import { Deadline } from '../../core/http/deadline.ts';
-import { placeOrder, reconcileTransmitting, RECONCILE_AFTER_MS, UNKNOWN_AFTER_MS } from './orders.ts';
+import {
+  placeOrder,
+  PREPARE_TTL_MS,
+  reconcileTransmitting,
+  RECONCILE_AFTER_MS,
+  sweepPrepared,
+  UNKNOWN_AFTER_MS,
+} from './orders.ts';
 import { orderDeps } from './routes.ts';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
@@ -542,5 +549,146 @@ describe('an order whose transmit got no answer', () => {
       .executeTakeFirstOrThrow();
     expect(closed.status).toBe('rejected');
     expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBe(balance.balanceMicro);
+  });
+});
+
+describe('the client-signed flow', () => {
+  async function clientSigned(policy: Record<string, unknown> = {}) {
+    const a = await createAccountWithSession(t.db.db);
+    const headers = bearer(a.sessionToken);
+    const key = generatePrivateKey();
+    const wallet = privateKeyToAddress(key).toLowerCase();
+    const creds = await t.deps.pmVenues!.polymarket.deriveApiCredentials(key);
+    const stored = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/pm/credentials',
+      headers,
+      payload: {
+        venue: 'polymarket',
+        signature_type: 0,
+        signer_address: wallet,
+        api_key: creds.apiKey,
+        api_secret: creds.secret,
+        api_passphrase: creds.passphrase,
+      },
+    });
+    expect(stored.statusCode, stored.body).toBe(201);
+    await t.app.fastify.inject({
+      method: 'PUT',
+      url: '/v1/policies',
+      headers,
+      payload: {
+        version: 1,
+        wallet,
+        chain_id: 137,
+        prediction_markets: {
+          enabled: true,
+          venues: ['polymarket'],
+          max_order_usd: '50',
+          max_exposure_usd: '500',
+          ...policy,
+        },
+      },
+    });
+    await fundPrepaid(t.db.db, systemClock, a.accountId, 100_000_000n);
+    return { tr: { accountId: a.accountId, headers, wallet, credentialId: stored.json().id as string }, key };
+  }
+
+  const prepare = (tr: Trader, over: Record<string, unknown> = {}) =>
+    t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/pm/orders/prepare',
+      headers: tr.headers,
+      payload: {
+        wallet: tr.wallet,
+        credential_id: tr.credentialId,
+        condition_id: OTHER_MARKET,
+        token_id: OTHER_YES,
+        action: 'sell',
+        price_usd: '0.655',
+        size_shares: '12.5',
+        ...over,
+      },
+    });
+  const submit = (tr: Trader, payload: object) =>
+    t.app.fastify.inject({ method: 'POST', url: '/v1/pm/orders/submit', headers: tr.headers, payload });
+
+  /** Signs the prepared typed data as a wallet does with eth_signTypedData_v4 (uints as strings). */
+  async function signAsWallet(
+    key: `0x${string}`,
+    typed: { domain: object; types: Record<string, unknown>; message: object },
+  ) {
+    const { Wallet } = await import('@ethersproject/wallet');
+    const { EIP712Domain: _, ...types } = typed.types as Record<
+      string,
+      Array<{ name: string; type: string }>
+    >;
+    return new Wallet(key)._signTypedData(typed.domain, types, typed.message);
+  }
+
+  it('prepares with every check, the signed order is submitted and verified by the venue, once', async () => {
+    const { tr, key } = await clientSigned();
+    const before = await readPrepaidBalance(t.db.db, tr.accountId);
+    const prepared = await prepare(tr, { client_order_id: 'cs-1' });
+    expect(prepared.statusCode, prepared.body).toBe(201);
+    const p = prepared.json();
+    expect(p).toMatchObject({
+      venue: 'polymarket',
+      client_order_id: 'cs-1',
+      cost_usd: '8.1875',
+      policy_version: 1,
+    });
+    expect(p.typed_data.domain).toMatchObject({
+      name: 'Polymarket CTF Exchange',
+      version: '2',
+      chainId: 137,
+    });
+    expect(Date.parse(p.expires_at)).toBeGreaterThan(Date.now());
+    // Reserved and charged at prepare.
+    expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBeLessThan(before.balanceMicro);
+
+    const wrongKey = await signAsWallet(generatePrivateKey(), p.typed_data);
+    const sent = posted();
+    const bad = await submit(tr, { prepare_id: p.prepare_id, signature: wrongKey });
+    expectErrorBody(bad, 400, 'INVALID_REQUEST');
+    expect(bad.json().message).toMatch(/recovers to/);
+    expect(posted()).toBe(sent);
+
+    const signature = await signAsWallet(key, p.typed_data);
+    const ok = await submit(tr, { prepare_id: p.prepare_id, signature });
+    expect(ok.statusCode, ok.body).toBe(201);
+    expect(clob.order(ok.json().order_id)).toMatchObject({ status: 'LIVE', side: 'SELL', price: '0.655' });
+    expectErrorBody(await submit(tr, { prepare_id: p.prepare_id, signature }), 404, 'NOT_FOUND');
+    expect(posted() - sent).toBe(1);
+  });
+
+  it('an unsigned prepared order is swept after expires_at: exposure released, fee reversed, submit 404', async () => {
+    const { tr, key } = await clientSigned({ max_exposure_usd: '10' });
+    const before = await readPrepaidBalance(t.db.db, tr.accountId);
+    const p = (await prepare(tr)).json();
+    expectErrorBody(await prepare(tr, { size_shares: '5' }), 403, 'POLICY_VIOLATION'); // 8.19 + 3.28 > 10
+    const later = {
+      ...orderDeps(t.deps),
+      clock: { now: () => new Date(Date.now() + PREPARE_TTL_MS + 1_000) },
+    };
+    expect(await sweepPrepared(later)).toBeGreaterThanOrEqual(1);
+    expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBe(before.balanceMicro);
+    expectErrorBody(
+      await submit(tr, { prepare_id: p.prepare_id, signature: await signAsWallet(key, p.typed_data) }),
+      404,
+      'NOT_FOUND',
+    );
+    expect((await prepare(tr, { size_shares: '5' })).statusCode).toBe(201);
+  });
+
+  it('each flow refuses the other kind of credential', async () => {
+    const { tr } = await clientSigned();
+    expectErrorBody(
+      await order(tr, { condition_id: OTHER_MARKET, token_id: OTHER_YES }),
+      400,
+      'INVALID_REQUEST',
+    );
+    const hosted = await trader();
+    expectErrorBody(await prepare(hosted), 400, 'INVALID_REQUEST');
   });
 });

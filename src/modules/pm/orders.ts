@@ -6,15 +6,21 @@
 // and reverses the fee; an answer that never came leaves the order `transmitting` until the venue
 // is asked about its hash: an order is never sent twice.
 
-import { getAddress, type Hex } from 'viem';
+import { getAddress, recoverTypedDataAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { orderNotionalMicros, OrderInputError } from '../../adapters/pm-venue/order-amounts.ts';
-import { buildOrderV2, orderHashV2, signOrderV2 } from '../../adapters/pm-venue/polymarket.ts';
+import {
+  buildOrderV2,
+  orderHashV2,
+  orderTypedDataV2,
+  signOrderV2,
+} from '../../adapters/pm-venue/polymarket.ts';
 import {
   VenueRejected,
   VenueUnavailable,
   type ClobL2Auth,
   type ClobOrderV2,
+  type ClobSignedOrderV2,
   type ClobTickSize,
   type PolymarketClobPort,
 } from '../../adapters/pm-venue/port.ts';
@@ -103,13 +109,30 @@ async function takeOrderToken(deps: OrderDeps): Promise<() => Promise<void>> {
   };
 }
 
-/** Places a limit order with a stored hosted credential. */
-export async function placeOrder(
+/** What admission leaves for the transmit (or, client-signed, for the signature). */
+interface Admitted {
+  row: PmOrderRow;
+  order: ClobOrderV2;
+  venueSpec: { chainId: number; negRisk: boolean };
+  giveBack: () => Promise<void>;
+  /** Hosted: the signer key and the L2 authentication, opened in the admission (a use). */
+  hosted: { signerKey: Hex; auth: ClobL2Auth } | null;
+}
+
+/** How long a prepared order waits for its signature. */
+export const PREPARE_TTL_MS = 5 * 60_000;
+
+/**
+ * Every check of an order, then, in one transaction, its exposure, client_order_id, fee and
+ * record. Hosted: the record is `transmitting` and the key opened; client-signed: `prepared`.
+ */
+async function admitOrder(
   deps: OrderDeps,
   actor: Actor,
   body: PlaceOrderBody,
   deadline: Deadline,
-): Promise<PlacedOrder> {
+  flow: 'hosted' | 'client_signed',
+): Promise<Admitted> {
   const accountId = actor.principal.accountId;
   const wallet = body.wallet.toLowerCase();
   if (body.state !== undefined && Buffer.byteLength(JSON.stringify(body.state)) > 8192) {
@@ -120,9 +143,14 @@ export async function placeOrder(
   if (meta.venue !== 'polymarket') {
     throw invalidRequest(`credential_id: a ${meta.venue} credential cannot route polymarket orders.`);
   }
-  if (meta.flow !== 'hosted') {
+  if (flow === 'hosted' && meta.flow !== 'hosted') {
     throw invalidRequest(
       'credential_id: this credential is client-signed (no signer key is stored): use POST /v1/pm/orders/prepare and /submit.',
+    );
+  }
+  if (flow === 'client_signed' && meta.flow !== 'client_signed') {
+    throw invalidRequest(
+      'credential_id: this credential is hosted (its signer key is stored): place orders with POST /v1/pm/orders.',
     );
   }
   if (!meta.funder || wallet !== meta.funder) {
@@ -189,9 +217,8 @@ export async function placeOrder(
   const id = newId('pmo');
   const giveBack = await takeOrderToken(deps);
 
-  let admitted: { row: PmOrderRow; auth: ClobL2Auth; signerKey: Hex };
   try {
-    admitted = await deps.db.transaction().execute(async (tx) => {
+    return await deps.db.transaction().execute(async (tx): Promise<Admitted> => {
       await assertSwitchesReadable(tx, { accountId, wallet });
       const policy = await getActivePolicy(tx, deps.registry, accountId, wallet);
       if (!policy) throw noPolicyError(wallet);
@@ -246,16 +273,16 @@ export async function placeOrder(
         notional_micro: notional.toString(),
         fee_micro: '0',
         fee_group_id: null,
-        flow: 'hosted',
-        status: 'transmitting',
+        flow,
+        status: flow === 'hosted' ? 'transmitting' : 'prepared',
         order_hash: orderHash,
-        order_struct: order,
+        order_struct: { order, neg_risk: negRisk },
         state: body.state ?? {},
         venue_status: null,
         venue_error: null,
         policy_version: policy.version,
         policy_hash: policy.hash,
-        expires_at: null,
+        expires_at: flow === 'hosted' ? null : new Date(now.getTime() + PREPARE_TTL_MS),
         created_at: now,
         updated_at: now,
       };
@@ -283,14 +310,28 @@ export async function placeOrder(
         row.fee_micro = fee.toString();
         row.fee_group_id = charged.groupId;
       }
-      const used = await useCredential(tx, deps, {
-        accountId,
-        credentialId: meta.id,
-        operation: 'order.place',
-        actor,
-      });
-      if (!used || used.material.venue !== 'polymarket' || !used.material.signer_key) {
-        throw noActiveCredential(body.credential_id);
+      let hosted: Admitted['hosted'] = null;
+      if (flow === 'hosted') {
+        const used = await useCredential(tx, deps, {
+          accountId,
+          credentialId: meta.id,
+          operation: 'order.place',
+          actor,
+        });
+        if (!used || used.material.venue !== 'polymarket' || !used.material.signer_key) {
+          throw noActiveCredential(body.credential_id);
+        }
+        hosted = {
+          signerKey: used.material.signer_key,
+          auth: {
+            address: signer,
+            creds: {
+              apiKey: used.material.api_key,
+              secret: used.material.api_secret,
+              passphrase: used.material.api_passphrase,
+            },
+          },
+        };
       }
       await recordAudit(tx, deps.clock, {
         accountId,
@@ -305,16 +346,144 @@ export async function placeOrder(
         },
         network: actor.network,
       });
+      return { row, order, venueSpec, giveBack, hosted };
+    });
+  } catch (err) {
+    await giveBack();
+    throw err;
+  }
+}
+
+/** Places a limit order with a stored hosted credential. */
+export async function placeOrder(
+  deps: OrderDeps,
+  actor: Actor,
+  body: PlaceOrderBody,
+  deadline: Deadline,
+): Promise<PlacedOrder> {
+  const admitted = await admitOrder(deps, actor, body, deadline, 'hosted');
+  const { signerKey, auth } = admitted.hosted!;
+  const signed = await signOrderV2(admitted.order, privateKeyToAccount(signerKey), admitted.venueSpec);
+  return transmit(deps, admitted.row, signed, auth, deadline, admitted.giveBack);
+}
+
+export interface PreparedOrder {
+  venue: 'polymarket';
+  prepare_id: string;
+  client_order_id: string | null;
+  /** The EIP-712 payload to sign with typed-data signing (eth_signTypedData_v4), numbers as strings. */
+  typed_data: Record<string, unknown>;
+  order: ClobOrderV2;
+  cost_usd: string;
+  fee_usd: string;
+  policy_version: number;
+  expires_at: string;
+}
+
+/** JSON-safe typed data: uint256 values as decimal strings (as eth_signTypedData_v4 takes them). */
+function jsonTypedData(data: ReturnType<typeof orderTypedDataV2>): Record<string, unknown> {
+  return JSON.parse(
+    JSON.stringify(data, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
+  ) as Record<string, unknown>;
+}
+
+/** First half of the client-signed flow: every check, exposure reserved and fee debited on a prepared order. */
+export async function prepareOrder(
+  deps: OrderDeps,
+  actor: Actor,
+  body: PlaceOrderBody,
+  deadline: Deadline,
+): Promise<PreparedOrder> {
+  const admitted = await admitOrder(deps, actor, body, deadline, 'client_signed');
+  // The order token is spent at the transmit: give it back now, the submit takes its own.
+  await admitted.giveBack();
+  const row = admitted.row;
+  return {
+    venue: 'polymarket',
+    prepare_id: row.id,
+    client_order_id: row.client_order_id,
+    typed_data: jsonTypedData(orderTypedDataV2(admitted.order, admitted.venueSpec)),
+    order: admitted.order,
+    cost_usd: formatUsd(BigInt(row.notional_micro)),
+    fee_usd: formatUsd(BigInt(row.fee_micro)),
+    policy_version: row.policy_version,
+    expires_at: new Date(row.expires_at!).toISOString(),
+  };
+}
+
+/** Second half: the signature must recover to the declared signer before expires_at; then transmitted. */
+export async function submitOrder(
+  deps: OrderDeps,
+  actor: Actor,
+  body: { prepare_id: string; signature: string },
+  deadline: Deadline,
+): Promise<PlacedOrder> {
+  const accountId = actor.principal.accountId;
+  const row = await deps.db
+    .selectFrom('pm_orders')
+    .selectAll()
+    .where('id', '=', body.prepare_id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  const gone = () =>
+    notFound(`No prepared order ${body.prepare_id} awaits a signature (expired, submitted or unknown).`, {
+      remediation: 'Prepare the order again with POST /v1/pm/orders/prepare.',
+      next: [{ method: 'POST', path: '/v1/pm/orders/prepare', why: 'prepare it again' }],
+    });
+  if (!row || row.flow !== 'client_signed') throw gone();
+  if (row.status === 'transmitting') {
+    throw new AppError('CONFLICT', `Prepared order ${row.id} is being submitted already.`, {
+      remediation: 'Read GET /v1/pm/orders in a moment.',
+    });
+  }
+  if (row.status !== 'prepared' || new Date(row.expires_at!).getTime() <= deps.clock.now().getTime())
+    throw gone();
+  const { order, neg_risk: negRisk } = row.order_struct as { order: ClobOrderV2; neg_risk: boolean };
+  const venueSpec = { chainId: deps.config.pm.chainId, negRisk };
+  let recovered: string;
+  try {
+    recovered = await recoverTypedDataAddress({
+      ...orderTypedDataV2(order, venueSpec),
+      signature: body.signature as Hex,
+    });
+  } catch {
+    throw invalidRequest('signature: not a 65-byte ECDSA signature of the prepared order.');
+  }
+  if (getAddress(recovered) !== getAddress(order.signer)) {
+    throw invalidRequest(
+      `signature: it recovers to ${getAddress(recovered)}, not to the declared signer ${getAddress(order.signer)}.`,
+    );
+  }
+  const giveBack = await takeOrderToken(deps);
+  let auth: ClobL2Auth;
+  try {
+    auth = await deps.db.transaction().execute(async (tx) => {
+      // Claimed once: a second submit finds it transmitting (409).
+      const claimed = await updateOrder(
+        tx,
+        row.id,
+        ['prepared'],
+        { status: 'transmitting' },
+        deps.clock.now(),
+      );
+      if (!claimed) {
+        throw new AppError('CONFLICT', `Prepared order ${row.id} is no longer awaiting a signature.`, {
+          remediation: 'Read GET /v1/pm/orders.',
+        });
+      }
+      const used = await useCredential(tx, deps, {
+        accountId,
+        credentialId: row.credential_id,
+        operation: 'order.place',
+        actor,
+      });
+      if (!used || used.material.venue !== 'polymarket') throw noActiveCredential(row.credential_id);
       return {
-        row,
-        signerKey: used.material.signer_key,
-        auth: {
-          address: signer,
-          creds: {
-            apiKey: used.material.api_key,
-            secret: used.material.api_secret,
-            passphrase: used.material.api_passphrase,
-          },
+        address: getAddress(order.signer),
+        creds: {
+          apiKey: used.material.api_key,
+          secret: used.material.api_secret,
+          passphrase: used.material.api_passphrase,
         },
       };
     });
@@ -322,26 +491,50 @@ export async function placeOrder(
     await giveBack();
     throw err;
   }
+  const claimedRow = { ...row, status: 'transmitting' as const };
+  return transmit(deps, claimedRow, { ...order, signature: body.signature as Hex }, auth, deadline, giveBack);
+}
 
-  // Checked before the transmit, never after: a 504 here means nothing left.
+/** Prepared orders past their expiry: swept, exposure released, fee reversed (a job). */
+export async function sweepPrepared(deps: OrderDeps): Promise<number> {
+  const expired = await deps.db
+    .selectFrom('pm_orders')
+    .selectAll()
+    .where('status', '=', 'prepared')
+    .where('expires_at', '<', deps.clock.now())
+    .limit(500)
+    .execute();
+  for (const row of expired) await closeUnsent(deps, row, 'swept', 'expired without a signature');
+  return expired.length;
+}
+
+/** Transmits an admitted, signed order: the budget checked before, never after. */
+async function transmit(
+  deps: OrderDeps,
+  row: PmOrderRow,
+  signed: ClobSignedOrderV2,
+  auth: ClobL2Auth,
+  deadline: Deadline,
+  giveBack: () => Promise<void>,
+): Promise<PlacedOrder> {
+  const orderHash = row.order_hash!;
   if (deadline.expired()) {
     await giveBack();
-    await closeUnsent(deps, admitted.row, 'rejected', 'the time budget ran out before the transmit');
+    await closeUnsent(deps, row, 'rejected', 'the time budget ran out before the transmit');
     throw deadline.exceeded('before transmitting the order');
   }
-  const signed = await signOrderV2(order, privateKeyToAccount(admitted.signerKey), venueSpec);
   let answer;
   try {
     deadline.markTransmitted(`order ${orderHash}`);
     answer = await deps.clob.postOrder(
-      admitted.auth,
+      auth,
       signed,
       { orderType: 'GTC' },
       { timeoutMs: deadline.remainingMs() },
     );
   } catch (err) {
     if (err instanceof VenueRejected) {
-      await closeUnsent(deps, admitted.row, 'rejected', err.message);
+      await closeUnsent(deps, row, 'rejected', err.message);
       throw new AppError('VENUE_REJECTED', `polymarket refused the order: ${err.message}`, {
         remediation: 'Nothing was placed; its fee was reversed. Adjust the order and retry.',
       });
@@ -359,7 +552,7 @@ export async function placeOrder(
     }
     throw err;
   }
-  const placed = await recordPlaced(deps, admitted.row, answer.status);
+  const placed = await recordPlaced(deps, row, answer.status);
   return placedView(placed);
 }
 
@@ -380,7 +573,12 @@ async function assertSwitchesReadable(
 }
 
 /** An order that never left (refused by the venue, or out of budget): exposure released, fee reversed. */
-async function closeUnsent(deps: OrderDeps, row: PmOrderRow, status: 'rejected', why: string): Promise<void> {
+async function closeUnsent(
+  deps: OrderDeps,
+  row: PmOrderRow,
+  status: 'rejected' | 'swept',
+  why: string,
+): Promise<void> {
   await deps.db.transaction().execute(async (tx) => {
     const closed = await updateOrder(
       tx,

@@ -20,7 +20,15 @@ import { pmJurisdictionGate } from './gate.ts';
 import { onboardingStatus } from './onboarding.ts';
 import { rotationCalldata } from './rotation.ts';
 import { wrapCollateral } from './wrap.ts';
-import { cancelAllOf, cancelOne, listRestingOrders, placeOrder, type OrderDeps } from './orders.ts';
+import {
+  cancelAllOf,
+  cancelOne,
+  listRestingOrders,
+  placeOrder,
+  prepareOrder,
+  submitOrder,
+  type OrderDeps,
+} from './orders.ts';
 import { registryOf } from '../registry/index.ts';
 import {
   CREDENTIAL_ID_PARAMS,
@@ -37,6 +45,8 @@ import {
   WRAP_BODY,
   PLACE_ORDER_BODY,
   PLACED_ORDER,
+  PREPARED_ORDER,
+  SUBMIT_ORDER_BODY,
   ORDERS_QUERY,
   RESTING_ORDERS,
   CANCEL_PARAMS,
@@ -62,6 +72,8 @@ import {
   WrapBody,
   PlaceOrderBody,
   PlacedOrderSchema,
+  PreparedOrderSchema,
+  SubmitOrderBody,
   OrdersQuery,
   RestingOrdersSchema,
   CancelOrderParams,
@@ -502,6 +514,100 @@ export const pmRoutes: RouteDefinition[] = [
       const actor = actorOf(ctx);
       return { status: 201, body: await placeOrder(orderDeps(ctx.deps), actor, ctx.body, ctx.deadline) };
     },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/pm/orders/prepare',
+    operationId: 'preparePmOrder',
+    summary: 'Client-signed flow, first half: every check of POST /v1/pm/orders, then the order to sign',
+    description:
+      'For a polymarket credential stored without a signer key. Every check of POST /v1/pm/orders runs, the ' +
+      'exposure is reserved and the fee debited on a durable prepared order; the answer is the exact V2 order ' +
+      'and its EIP-712 payload. Sign it (eth_signTypedData_v4) and submit the signature with POST ' +
+      '/v1/pm/orders/submit before expires_at (5 minutes); unsigned, it is swept: exposure released, fee reversed.',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'write',
+    wallet: { in: 'body', field: 'wallet' },
+    idempotent: false,
+    gate: pmJurisdictionGate,
+    schema: { body: PlaceOrderBody, response: { 201: PreparedOrderSchema } },
+    docs: {
+      errors: [
+        GATED,
+        {
+          code: 'INVALID_REQUEST',
+          when: 'not a client-signed credential, or a field is malformed or off the grid',
+        },
+        { code: 'PAYMENT_REQUIRED', when: 'the prepaid balance cannot cover the order fee' },
+        {
+          code: 'POLICY_VIOLATION',
+          status: 403,
+          when: 'a prediction_markets rule or exposure cap refuses it',
+        },
+        { code: 'EXECUTION_DISABLED', when: 'the environment, account, wallet or venue is switched off' },
+        { code: 'NOT_FOUND', when: 'no policy for the wallet, or no active credential' },
+        { code: 'CONFLICT', when: 'client_order_id already claimed' },
+        { code: 'RATE_LIMITED', when: "the platform's order cap for the venue is spent" },
+        { code: 'UNAVAILABLE', when: 'the venue (for the market) or the switches are unavailable' },
+      ],
+      responses: { 201: 'The prepared order: sign typed_data, then submit.' },
+      example: { body: PLACE_ORDER_BODY, status: 201, response: PREPARED_ORDER },
+    },
+    handler: async (ctx) => ({
+      status: 201,
+      body: await prepareOrder(orderDeps(ctx.deps), actorOf(ctx), ctx.body, ctx.deadline),
+    }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/pm/orders/submit',
+    operationId: 'submitPmOrder',
+    summary: 'Client-signed flow, second half: the signature of a prepared order, transmitted',
+    tags: TAGS,
+    class: 'bearer',
+    scope: 'write',
+    wallet: {
+      in: 'resource',
+      resource: 'prepared order',
+      resolve: async (db, accountId, _params, body) => {
+        const id = (body as { prepare_id?: unknown } | undefined)?.prepare_id;
+        if (typeof id !== 'string') return null;
+        const row = await db
+          .selectFrom('pm_orders')
+          .select('wallet')
+          .where('id', '=', id)
+          .where('account_id', '=', accountId)
+          .executeTakeFirst();
+        return row?.wallet ?? null;
+      },
+    },
+    idempotent: false,
+    gate: pmJurisdictionGate,
+    schema: { body: SubmitOrderBody, response: { 201: PlacedOrderSchema } },
+    docs: {
+      errors: [
+        GATED,
+        { code: 'INVALID_REQUEST', when: 'the signature does not recover to the declared signer' },
+        {
+          code: 'NOT_FOUND',
+          when: 'no prepared order with this id awaits a signature (expired, submitted or unknown)',
+        },
+        { code: 'CONFLICT', when: 'another submit of it is in flight' },
+        { code: 'VENUE_REJECTED', when: 'the venue refused the order' },
+        {
+          code: 'RATE_LIMITED',
+          when: "the platform's order cap for the venue is spent; nothing transmitted",
+        },
+        { code: 'UNAVAILABLE', when: 'the venue did not answer (the order is reconciled by its hash)' },
+      ],
+      responses: { 201: 'Transmitted and accepted by the venue.' },
+      example: { body: SUBMIT_ORDER_BODY, status: 201, response: PLACED_ORDER },
+    },
+    handler: async (ctx) => ({
+      status: 201,
+      body: await submitOrder(orderDeps(ctx.deps), actorOf(ctx), ctx.body, ctx.deadline),
+    }),
   }),
   defineRoute({
     method: 'GET',

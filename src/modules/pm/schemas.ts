@@ -381,3 +381,34 @@ export const CancelAllSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const PreparedOrderSchema = Type.Object(
+  {
+    venue: Type.Literal('polymarket'),
+    prepare_id: Type.String(),
+    client_order_id: Type.Union([Type.String(), Type.Null()]),
+    typed_data: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'The EIP-712 payload (domain, types, primaryType, message) to sign; uint256 values as strings.',
+    }),
+    order: Type.Record(Type.String(), Type.Unknown(), { description: 'The exact V2 order struct.' }),
+    cost_usd: Type.String(),
+    fee_usd: Type.String(),
+    policy_version: Type.Integer(),
+    expires_at: Type.String({
+      description: 'Submit the signature before this; afterwards the order is swept.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const SubmitOrderBody = Type.Object(
+  {
+    prepare_id: Type.String({ pattern: '^pmo_[0-9a-z]{20}$' }),
+    signature: Type.String({
+      pattern: '^0x[0-9a-fA-F]{130}$',
+      description: "The signer's EIP-712 signature of typed_data (65 bytes).",
+    }),
+  },
+  { additionalProperties: false },
+);
