@@ -904,6 +904,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pm/fills/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Journal the credential's unseen fills as balanced ledger groups on the wallet
+         * @description Pages the venue's trades of the credential, newest first (10 pages a run), and books each fill of the wallet once: pUSD against outcome shares with the venue, and the venue fee, stamped with the wallet's active policy hash. The trade and order ids are the settlement identity: re-running, even concurrently, never books twice. Works under every switch. Takes no Idempotency-Key.
+         */
+        post: operations["syncPmFills"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -12371,6 +12391,203 @@ export interface operations {
                 };
             };
             /** @description RATE_LIMITED: the platform's cancel lane is spent. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description JURISDICTION_BLOCKED: the request comes from a restricted or unknown origin (checked before anything else). */
+            451: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "JURISDICTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the venue did not answer. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    syncPmFills: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0x5A0b54D5dc17e0AadC383d2db43B0a0D3E029c4c",
+                 *       "credential_id": "8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The treasury wallet receiving the fills: the credential’s funder. */
+                    wallet: string;
+                    credential_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What this run journaled and skipped. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "journaled": 3,
+                     *       "skipped": 12,
+                     *       "settlements_journaled": 3,
+                     *       "complete": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Fills booked by this run. */
+                        journaled: number;
+                        /** @description Fills booked before (by an earlier or a concurrent run). */
+                        skipped: number;
+                        /** @description Of the journaled fills, those whose trade the venue reports settled on chain. */
+                        settlements_journaled: number;
+                        /** @description false: more trades remain (10 pages a run); sync again. */
+                        complete: boolean;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation; the wallet is not the credential's funder. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account has no active credential with this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the size limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: the platform's read budget for the venue is spent. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

@@ -228,3 +228,6 @@ export const PREPARED_ORDER = {
 };
 
 export const SUBMIT_ORDER_BODY = { prepare_id: PREPARED_ORDER.prepare_id, signature: `0x${'1b'.repeat(65)}` };
+
+export const FILL_SYNC_BODY = { wallet: SAFE, credential_id: ID };
+export const FILL_SYNC_RESULT = { journaled: 3, skipped: 12, settlements_journaled: 3, complete: true };

@@ -25,6 +25,8 @@ export interface PmOrdersTable {
   size_micro: string;
   notional_micro: string;
   fee_micro: string;
+  /** Shares filled so far (6 decimals), from journaled fills. */
+  filled_micro: string;
   fee_group_id: string | null;
   flow: CredentialFlow;
   status: PmOrderStatus;
@@ -63,21 +65,39 @@ export async function insertOrder(tx: DbExecutor, row: PmOrderRow): Promise<bool
   return inserted !== undefined;
 }
 
-/** The open exposure of a wallet: in all, and in one market (the notional of open orders). */
+/**
+ * The exposure floor of a wallet, in all and in one market: the unfilled part of its open orders at
+ * their limit notional, plus what its journaled fills hold at cost (pUSD paid for shares, less pUSD
+ * received for shares sold, fees included; never below 0).
+ */
 export async function openExposure(
   tx: DbExecutor,
   accountId: string,
   wallet: string,
   market: string,
+  position: { walletAccount: string; collateralAsset: string },
 ): Promise<{ totalMicro: bigint; marketMicro: bigint }> {
   const { rows } = await sql<{ total: string | null; market: string | null }>`
-    SELECT sum(notional_micro)::text AS total,
-           sum(notional_micro) FILTER (WHERE condition_id = ${market})::text AS market
-    FROM pm_orders
+    SELECT sum(open)::text AS total, sum(open) FILTER (WHERE condition_id = ${market})::text AS market
+    FROM pm_orders,
+         LATERAL (SELECT notional_micro * (size_micro - least(filled_micro, size_micro)) / size_micro AS open) o
     WHERE account_id = ${accountId} AND wallet = ${wallet} AND status IN ('prepared', 'transmitting', 'placed')`.execute(
     tx,
   );
-  return { totalMicro: BigInt(rows[0]?.total ?? 0), marketMicro: BigInt(rows[0]?.market ?? 0) };
+  const held = await sql<{ total: string | null; market: string | null }>`
+    SELECT sum(-e.amount)::text AS total,
+           sum(-e.amount) FILTER (WHERE g.memo->>'condition_id' = ${market})::text AS market
+    FROM ledger_groups g JOIN ledger_entries e ON e.group_id = g.id
+    WHERE g.account_id = ${accountId} AND g.kind = 'pm.fill'
+      AND e.ledger_account = ${position.walletAccount} AND e.asset = ${position.collateralAsset}`.execute(tx);
+  const positive = (v: string | null | undefined) => {
+    const n = BigInt(v ?? 0);
+    return n > 0n ? n : 0n;
+  };
+  return {
+    totalMicro: BigInt(rows[0]?.total ?? 0) + positive(held.rows[0]?.total),
+    marketMicro: BigInt(rows[0]?.market ?? 0) + positive(held.rows[0]?.market),
+  };
 }
 
 export async function updateOrder(

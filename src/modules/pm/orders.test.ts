@@ -692,3 +692,90 @@ describe('the client-signed flow', () => {
     expectErrorBody(await prepare(hosted), 400, 'INVALID_REQUEST');
   });
 });
+
+describe('POST /v1/pm/fills/sync', () => {
+  const sync = (tr: Trader) =>
+    t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/pm/fills/sync',
+      headers: tr.headers,
+      payload: { wallet: tr.wallet, credential_id: tr.credentialId },
+    });
+
+  it('journals each fill once as a balanced group; the position counts in the exposure floor', async () => {
+    const tr = await trader({ max_exposure_usd: '10' });
+    const placed = (await order(tr, { size_shares: '10', price_usd: '0.5' })).json(); // 5 USD open
+    clob.fill(placed.order_id, '4'); // 4 shares filled: 2 USD held, 3 USD still open
+    const first = await sync(tr);
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json()).toMatchObject({ journaled: 1, skipped: 0, complete: true });
+    const again = await sync(tr);
+    expect(again.json()).toMatchObject({ journaled: 0, skipped: 1 });
+
+    const { rows } = await sql<{ ledger_account: string; asset: string; total: string }>`
+      SELECT e.ledger_account, e.asset, sum(e.amount)::text AS total FROM ledger_entries e
+      JOIN ledger_groups g ON g.id = e.group_id
+      WHERE g.account_id = ${tr.accountId} AND g.kind = 'pm.fill'
+      GROUP BY e.ledger_account, e.asset ORDER BY e.ledger_account, e.asset`.execute(t.db.db);
+    const wallet = rows.filter((r) => r.ledger_account === `wallet:137:${tr.wallet}`);
+    expect(wallet.find((r) => r.asset.includes('/erc1155:'))?.total).toBe('4000000'); // 4 shares in
+    expect(BigInt(wallet.find((r) => r.asset.includes('/erc20:'))!.total)).toBeLessThanOrEqual(-2_000_000n); // 2 USD out (+ fee)
+    // Balanced: every asset sums to zero over the group's accounts.
+    const byAsset = new Map<string, bigint>();
+    for (const r of rows) byAsset.set(r.asset, (byAsset.get(r.asset) ?? 0n) + BigInt(r.total));
+    expect([...byAsset.values()].every((v) => v === 0n)).toBe(true);
+    const group = await t.db.db
+      .selectFrom('ledger_groups')
+      .select('policy_hash')
+      .where('account_id', '=', tr.accountId)
+      .where('kind', '=', 'pm.fill')
+      .executeTakeFirstOrThrow();
+    expect(group.policy_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
+
+    // Exposure: 3 open + 2 held (+ fee) = 5; a 5 USD order no longer fits under 10.
+    expectErrorBody(await order(tr, { size_shares: '10', price_usd: '0.51' }), 403, 'POLICY_VIOLATION');
+    expect((await order(tr, { size_shares: '5', price_usd: '0.5' })).statusCode).toBe(201);
+  });
+
+  it('two concurrent syncs journal each fill once', async () => {
+    const tr = await trader();
+    const a = (await order(tr, { size_shares: '10', price_usd: '0.3' })).json();
+    const b = (await order(tr, { size_shares: '6', price_usd: '0.2' })).json();
+    clob.fill(a.order_id);
+    clob.fill(b.order_id, '5');
+    const [x, y] = await Promise.all([sync(tr), sync(tr)]);
+    expect(x.json().journaled + y.json().journaled).toBe(2);
+    const groups = await t.db.db
+      .selectFrom('ledger_groups')
+      .select('id')
+      .where('account_id', '=', tr.accountId)
+      .where('kind', '=', 'pm.fill')
+      .execute();
+    expect(groups).toHaveLength(2);
+    const filled = await t.db.db
+      .selectFrom('pm_orders')
+      .select(['order_hash', 'status', 'filled_micro'])
+      .where('account_id', '=', tr.accountId)
+      .execute();
+    expect(filled.find((o) => o.order_hash === a.order_id)).toMatchObject({
+      status: 'filled',
+      filled_micro: '10000000',
+    });
+    expect(filled.find((o) => o.order_hash === b.order_id)).toMatchObject({
+      status: 'placed',
+      filled_micro: '5000000',
+    });
+  });
+
+  it("refuses a wallet that is not the credential's funder", async () => {
+    const tr = await trader();
+    const res = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/pm/fills/sync',
+      headers: tr.headers,
+      payload: { wallet: privateKeyToAddress(generatePrivateKey()), credential_id: tr.credentialId },
+    });
+    expectErrorBody(res, 400, 'INVALID_REQUEST');
+    expect(res.json().message).toMatch(/^wallet/);
+  });
+});

@@ -34,7 +34,7 @@ import { formatUsd } from '../../core/money.ts';
 import { recordAudit } from '../audit/index.ts';
 import { chargeFee, pmOrderFeeMicro } from '../billing/index.ts';
 import { emitEvent } from '../events/index.ts';
-import { reverseGroup } from '../ledger/index.ts';
+import { erc20Asset, reverseGroup, walletAccount } from '../ledger/index.ts';
 import { evaluateRules, getActivePolicy, noPolicyError, usdToMicro } from '../policies/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
 import { returnTokens, takeTokens, rateLaneName } from '../ratelanes/index.ts';
@@ -239,7 +239,10 @@ async function admitOrder(
       // The exposure floor, under the wallet's lock: open orders at their limit notional.
       await lockUntilCommit(tx, `pm-exposure:${accountId}:${wallet}`);
       const pm = policy.document.prediction_markets;
-      const open = await openExposure(tx, accountId, wallet, body.condition_id.toLowerCase());
+      const open = await openExposure(tx, accountId, wallet, body.condition_id.toLowerCase(), {
+        walletAccount: walletAccount(deps.config.pm.chainId, wallet),
+        collateralAsset: erc20Asset(deps.config.pm.chainId, deps.config.pm.contracts.collateral),
+      });
       const cap = usdToMicro(pm.max_exposure_usd);
       if (open.totalMicro + notional > cap) {
         throw refused(
@@ -272,6 +275,7 @@ async function admitOrder(
         size_micro: sizeMicro.toString(),
         notional_micro: notional.toString(),
         fee_micro: '0',
+        filled_micro: '0',
         fee_group_id: null,
         flow,
         status: flow === 'hosted' ? 'transmitting' : 'prepared',
@@ -646,7 +650,7 @@ export function placedView(row: PmOrderRow): PlacedOrder {
 // Reads and cancels: authenticated with the stored credential (a use), never blocked by a switch.
 
 /** The venue lane of a read or a cancel: 429 with Retry-After when the platform budget is spent. */
-async function takeLane(deps: OrderDeps, kind: 'reads' | 'cancels'): Promise<void> {
+export async function takeLane(deps: OrderDeps, kind: 'reads' | 'cancels'): Promise<void> {
   const taken = await takeTokens(
     deps.db,
     deps.clock,
@@ -666,11 +670,11 @@ async function takeLane(deps: OrderDeps, kind: 'reads' | 'cancels'): Promise<voi
 }
 
 /** Opens a polymarket credential of the account for `operation` and gives its L2 authentication. */
-async function venueAuth(
+export async function venueAuth(
   deps: OrderDeps,
   actor: Actor,
   credentialId: string,
-  operation: 'orders.read' | 'order.cancel',
+  operation: 'orders.read' | 'order.cancel' | 'fills.sync',
 ): Promise<ClobL2Auth> {
   const used = await deps.db
     .transaction()
@@ -691,7 +695,7 @@ async function venueAuth(
   };
 }
 
-function venueFailure(err: unknown, what: string): unknown {
+export function venueFailure(err: unknown, what: string): unknown {
   if (err instanceof VenueRejected)
     return new AppError('VENUE_REJECTED', `polymarket refused ${what}: ${err.message}`);
   if (err instanceof VenueUnavailable) {

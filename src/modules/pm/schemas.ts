@@ -412,3 +412,23 @@ export const SubmitOrderBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const FillSyncBody = Type.Object(
+  {
+    wallet: { ...ADDRESS, description: 'The treasury wallet receiving the fills: the credential’s funder.' },
+    credential_id: UUID,
+  },
+  { additionalProperties: false },
+);
+
+export const FillSyncSchema = Type.Object(
+  {
+    journaled: Type.Integer({ description: 'Fills booked by this run.' }),
+    skipped: Type.Integer({ description: 'Fills booked before (by an earlier or a concurrent run).' }),
+    settlements_journaled: Type.Integer({
+      description: 'Of the journaled fills, those whose trade the venue reports settled on chain.',
+    }),
+    complete: Type.Boolean({ description: 'false: more trades remain (10 pages a run); sync again.' }),
+  },
+  { additionalProperties: false },
+);

@@ -16,6 +16,7 @@ CREATE TABLE pm_orders (
   size_micro bigint NOT NULL CHECK (size_micro > 0),          -- shares, 6 decimals
   notional_micro bigint NOT NULL CHECK (notional_micro >= 0), -- USD at the limit price
   fee_micro bigint NOT NULL DEFAULT 0 CHECK (fee_micro >= 0),
+  filled_micro bigint NOT NULL DEFAULT 0 CHECK (filled_micro >= 0), -- shares filled, from journaled fills
   fee_group_id text,
   flow text NOT NULL CHECK (flow IN ('hosted', 'client_signed')),
   -- prepared (client-signed, awaiting its signature) → transmitting → placed | rejected;
