@@ -217,7 +217,8 @@ export const ERROR_CODES = {
     description:
       'The request is well formed, but the resource it names cannot do this: a credential that cannot rotate ' +
       'or wrap (its venue, signature type or owners), nothing to wrap, or a transaction that would revert.',
-    remediation: 'Read the message: it names what the resource lacks. Use a resource that can, or change it first.',
+    remediation:
+      'Read the message: it names what the resource lacks. Use a resource that can, or change it first.',
     noDefaultNext: 'Nothing to call: the message names what the resource lacks.',
   },
   RATE_LIMITED: {
