@@ -131,6 +131,18 @@ export async function syncFills(
             ? [...transfer(venue, mine, pusd, cost), ...transfer(mine, venue, shares, fill.shares)]
             : [...transfer(venue, mine, shares, fill.shares), ...transfer(mine, venue, pusd, cost)];
         if (fee > 0n) entries.push(...transfer(venue, mine, pusd, fee));
+        const facts = {
+          wallet,
+          venue: 'polymarket',
+          trade_id: fill.tradeId,
+          order_id: fill.orderId,
+          condition_id: fill.market,
+          token_id: fill.tokenId,
+          side: fill.side.toLowerCase(),
+          shares_micro: fill.shares.toString(),
+          cost_micro: cost.toString(),
+          fee_micro: fee.toString(),
+        };
         const booked = await deps.db.transaction().execute(async (tx) => {
           const res = await postGroup(tx, deps.clock, {
             settlementId: `pm:fill:${fill.tradeId}:${fill.orderId}`,
@@ -138,19 +150,7 @@ export async function syncFills(
             kind: 'pm.fill',
             ...(policy ? { policyHash: `sha256:${policy.hash}` } : {}),
             entries,
-            memo: {
-              wallet,
-              venue: 'polymarket',
-              trade_id: fill.tradeId,
-              order_id: fill.orderId,
-              condition_id: fill.market,
-              token_id: fill.tokenId,
-              side: fill.side.toLowerCase(),
-              shares_micro: fill.shares.toString(),
-              price_micro: fill.priceMicro.toString(),
-              fee_micro: fee.toString(),
-              venue_status: fill.status,
-            },
+            memo: { ...facts, price_micro: fill.priceMicro.toString(), venue_status: fill.status },
           });
           if (!res.ok) throw new Error(`fill ${fill.tradeId} could not be journaled: ${res.reason}`);
           if (res.replayed) return false;
@@ -172,19 +172,7 @@ export async function syncFills(
             accountId,
             kind: 'pm.fill.journaled',
             subject: res.groupId,
-            payload: {
-              group_id: res.groupId,
-              wallet,
-              venue: 'polymarket',
-              trade_id: fill.tradeId,
-              order_id: fill.orderId,
-              condition_id: fill.market,
-              token_id: fill.tokenId,
-              side: fill.side.toLowerCase(),
-              shares_micro: fill.shares.toString(),
-              cost_micro: cost.toString(),
-              fee_micro: fee.toString(),
-            },
+            payload: { group_id: res.groupId, ...facts },
           });
           return true;
         });

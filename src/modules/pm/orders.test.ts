@@ -98,19 +98,28 @@ interface Trader {
 async function trader(
   policy: Record<string, unknown> | null = {},
   prepaidMicro = 100_000_000n,
-): Promise<Trader> {
+  flow: 'hosted' | 'client_signed' = 'hosted',
+): Promise<Trader & { key: `0x${string}` }> {
   const a = await createAccountWithSession(t.db.db);
   const headers = bearer(a.sessionToken);
   const key = generatePrivateKey();
   const wallet = privateKeyToAddress(key).toLowerCase();
-  const stored = await t.app.fastify.inject({
-    method: 'POST',
-    url: '/v1/pm/credentials',
-    headers,
-    payload: { venue: 'polymarket', signature_type: 0, signer_key: key },
-  });
+  let payload: Record<string, unknown> = { venue: 'polymarket', signature_type: 0, signer_key: key };
+  if (flow === 'client_signed') {
+    const creds = await t.deps.pmVenues!.polymarket.deriveApiCredentials(key);
+    payload = {
+      venue: 'polymarket',
+      signature_type: 0,
+      signer_address: wallet,
+      api_key: creds.apiKey,
+      api_secret: creds.secret,
+      api_passphrase: creds.passphrase,
+    };
+  }
+  const stored = await t.app.fastify.inject({ method: 'POST', url: '/v1/pm/credentials', headers, payload });
   expect(stored.statusCode, stored.body).toBe(201);
-  if (policy === null) return { accountId: a.accountId, headers, wallet, credentialId: stored.json().id };
+  const tr = { accountId: a.accountId, headers, wallet, credentialId: stored.json().id as string, key };
+  if (policy === null) return tr;
   const put = await t.app.fastify.inject({
     method: 'PUT',
     url: '/v1/policies',
@@ -130,7 +139,7 @@ async function trader(
   });
   expect(put.statusCode, put.body).toBeLessThan(300);
   if (prepaidMicro > 0n) await fundPrepaid(t.db.db, systemClock, a.accountId, prepaidMicro);
-  return { accountId: a.accountId, headers, wallet, credentialId: stored.json().id };
+  return tr;
 }
 
 function order(tr: Trader, over: Record<string, unknown> = {}) {
@@ -554,44 +563,8 @@ describe('an order whose transmit got no answer', () => {
 
 describe('the client-signed flow', () => {
   async function clientSigned(policy: Record<string, unknown> = {}) {
-    const a = await createAccountWithSession(t.db.db);
-    const headers = bearer(a.sessionToken);
-    const key = generatePrivateKey();
-    const wallet = privateKeyToAddress(key).toLowerCase();
-    const creds = await t.deps.pmVenues!.polymarket.deriveApiCredentials(key);
-    const stored = await t.app.fastify.inject({
-      method: 'POST',
-      url: '/v1/pm/credentials',
-      headers,
-      payload: {
-        venue: 'polymarket',
-        signature_type: 0,
-        signer_address: wallet,
-        api_key: creds.apiKey,
-        api_secret: creds.secret,
-        api_passphrase: creds.passphrase,
-      },
-    });
-    expect(stored.statusCode, stored.body).toBe(201);
-    await t.app.fastify.inject({
-      method: 'PUT',
-      url: '/v1/policies',
-      headers,
-      payload: {
-        version: 1,
-        wallet,
-        chain_id: 137,
-        prediction_markets: {
-          enabled: true,
-          venues: ['polymarket'],
-          max_order_usd: '50',
-          max_exposure_usd: '500',
-          ...policy,
-        },
-      },
-    });
-    await fundPrepaid(t.db.db, systemClock, a.accountId, 100_000_000n);
-    return { tr: { accountId: a.accountId, headers, wallet, credentialId: stored.json().id as string }, key };
+    const tr = await trader(policy, 100_000_000n, 'client_signed');
+    return { tr, key: tr.key };
   }
 
   const prepare = (tr: Trader, over: Record<string, unknown> = {}) =>

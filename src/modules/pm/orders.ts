@@ -48,6 +48,7 @@ import {
   type PmOrderRow,
 } from './orders-store.ts';
 import { getCredentialMeta } from './store.ts';
+import { clobCredsOf } from './types.ts';
 import { useCredential } from './usage.ts';
 
 export interface OrderDeps extends CredentialDeps {
@@ -329,11 +330,7 @@ async function admitOrder(
           signerKey: used.material.signer_key,
           auth: {
             address: signer,
-            creds: {
-              apiKey: used.material.api_key,
-              secret: used.material.api_secret,
-              passphrase: used.material.api_passphrase,
-            },
+            creds: clobCredsOf(used.material),
           },
         };
       }
@@ -484,11 +481,7 @@ export async function submitOrder(
       if (!used || used.material.venue !== 'polymarket') throw noActiveCredential(row.credential_id);
       return {
         address: getAddress(order.signer),
-        creds: {
-          apiKey: used.material.api_key,
-          secret: used.material.api_secret,
-          passphrase: used.material.api_passphrase,
-        },
+        creds: clobCredsOf(used.material),
       };
     });
   } catch (err) {
@@ -687,11 +680,7 @@ export async function venueAuth(
   }
   return {
     address: getAddress(used.row.signer_address),
-    creds: {
-      apiKey: used.material.api_key,
-      secret: used.material.api_secret,
-      passphrase: used.material.api_passphrase,
-    },
+    creds: clobCredsOf(used.material),
   };
 }
 
@@ -881,11 +870,7 @@ export async function reconcileTransmitting(
       }
       const auth: ClobL2Auth = {
         address: getAddress(used.row.signer_address),
-        creds: {
-          apiKey: used.material.api_key,
-          secret: used.material.api_secret,
-          passphrase: used.material.api_passphrase,
-        },
+        creds: clobCredsOf(used.material),
       };
       const found = await deps.clob.getOrder(auth, row.order_hash!);
       if (found) {

@@ -21,6 +21,7 @@ import { onboardingStatus } from './onboarding.ts';
 import { rotationCalldata } from './rotation.ts';
 import { wrapCollateral } from './wrap.ts';
 import { syncFills } from './fills.ts';
+import { clobCredsOf } from './types.ts';
 import {
   cancelAllOf,
   cancelOne,
@@ -97,6 +98,21 @@ const GATED: DocumentedError = {
   code: 'JURISDICTION_BLOCKED',
   when: 'the request comes from a restricted or unknown origin (checked before anything else)',
 };
+
+/** What admitting an order can answer (POST /v1/pm/orders and /prepare alike). */
+const ADMISSION_ERRORS: DocumentedError[] = [
+  GATED,
+  { code: 'PAYMENT_REQUIRED', when: 'the prepaid balance cannot cover the order fee' },
+  {
+    code: 'POLICY_VIOLATION',
+    status: 403,
+    when: 'a prediction_markets rule or exposure cap refuses it; names the rule',
+  },
+  { code: 'EXECUTION_DISABLED', when: 'the environment, account, wallet or venue is switched off' },
+  { code: 'NOT_FOUND', when: 'no policy for the wallet, or no active credential' },
+  { code: 'CONFLICT', when: 'client_order_id already claimed; nothing transmitted' },
+  { code: 'RATE_LIMITED', when: "the platform's order cap for the venue is spent; nothing transmitted" },
+];
 
 export function credentialDeps(deps: AppDeps): CredentialDeps {
   return {
@@ -260,11 +276,10 @@ export const pmRoutes: RouteDefinition[] = [
         const m = used.material;
         check =
           m.venue === 'polymarket'
-            ? await venues.polymarket.checkApiCredentials(used.row.signer_address as `0x${string}`, {
-                apiKey: m.api_key,
-                secret: m.api_secret,
-                passphrase: m.api_passphrase,
-              })
+            ? await venues.polymarket.checkApiCredentials(
+                used.row.signer_address as `0x${string}`,
+                clobCredsOf(m),
+              )
             : await venues.kalshi.checkApiKey({ keyId: m.api_key, privateKeyPem: m.private_key_pem });
       } catch (err) {
         if (err instanceof VenueRejected) check = { ok: false as const, reason: err.message };
@@ -485,28 +500,12 @@ export const pmRoutes: RouteDefinition[] = [
     schema: { body: PlaceOrderBody, response: { 201: PlacedOrderSchema } },
     docs: {
       errors: [
-        GATED,
+        ...ADMISSION_ERRORS,
         {
           code: 'INVALID_REQUEST',
           when: 'a field is malformed, off the tick grid, or the wallet is not the funder',
         },
-        { code: 'PAYMENT_REQUIRED', when: 'the prepaid balance cannot cover the order fee' },
-        {
-          code: 'POLICY_VIOLATION',
-          status: 403,
-          when: 'a prediction_markets rule or exposure cap refuses it; names the rule',
-        },
-        { code: 'EXECUTION_DISABLED', when: 'the environment, account, wallet or venue is switched off' },
-        { code: 'NOT_FOUND', when: 'no policy for the wallet, or no active credential' },
-        {
-          code: 'CONFLICT',
-          when: 'an order with this client_order_id was already attempted; nothing transmitted',
-        },
         { code: 'VENUE_REJECTED', when: 'the venue refused the order (its reason in the message)' },
-        {
-          code: 'RATE_LIMITED',
-          when: "the platform's order cap for the venue is spent; nothing transmitted",
-        },
         {
           code: 'UNAVAILABLE',
           when: 'sealing, the venue or the switches unavailable; or the venue did not answer',
@@ -539,21 +538,11 @@ export const pmRoutes: RouteDefinition[] = [
     schema: { body: PlaceOrderBody, response: { 201: PreparedOrderSchema } },
     docs: {
       errors: [
-        GATED,
+        ...ADMISSION_ERRORS,
         {
           code: 'INVALID_REQUEST',
           when: 'not a client-signed credential, or a field is malformed or off the grid',
         },
-        { code: 'PAYMENT_REQUIRED', when: 'the prepaid balance cannot cover the order fee' },
-        {
-          code: 'POLICY_VIOLATION',
-          status: 403,
-          when: 'a prediction_markets rule or exposure cap refuses it',
-        },
-        { code: 'EXECUTION_DISABLED', when: 'the environment, account, wallet or venue is switched off' },
-        { code: 'NOT_FOUND', when: 'no policy for the wallet, or no active credential' },
-        { code: 'CONFLICT', when: 'client_order_id already claimed' },
-        { code: 'RATE_LIMITED', when: "the platform's order cap for the venue is spent" },
         { code: 'UNAVAILABLE', when: 'the venue (for the market) or the switches are unavailable' },
       ],
       responses: { 201: 'The prepared order: sign typed_data, then submit.' },

@@ -1,6 +1,7 @@
 // Types the prediction-market credential files share.
 
 import type { Hex } from 'viem';
+import type { ClobApiCredentials } from '../../adapters/pm-venue/port.ts';
 
 export interface UsageWatchSettings {
   /** A minute with at least this many uses can be a burst… */
@@ -20,3 +21,10 @@ export type CredentialMaterial =
       signer_key?: Hex;
     }
   | { venue: 'kalshi'; api_key: string; private_key_pem: string };
+
+/** The CLOB L2 credential inside a polymarket credential's material. */
+export function clobCredsOf(
+  material: Extract<CredentialMaterial, { venue: 'polymarket' }>,
+): ClobApiCredentials {
+  return { apiKey: material.api_key, secret: material.api_secret, passphrase: material.api_passphrase };
+}
