@@ -68,6 +68,11 @@ export interface PmConfig {
     /** Loopback clients pass (development default). */
     allowLoopback: boolean;
   };
+  /**
+   * `PURSER_FAULT_PM_ORDER_CRASH=after_transmit`: a development process kills itself right after
+   * the venue accepted an order, before recording it (crash tests). Never in production.
+   */
+  faultCrash: 'after_transmit' | null;
   /** Platform-wide token buckets of the venue (`PM_RATE_LANES`; docs/rate-lanes.md). */
   rateLanes: PmRateLanes;
   /** The volume watch on venue credentials (a usage burst raises security.alert). */
@@ -735,6 +740,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         allowLoopback: bool('PM_GEO_ALLOW_LOOPBACK', !production),
       },
       rateLanes: pmRateLanes(str('PM_RATE_LANES'), problems),
+      faultCrash: production ? null : pmFaultCrash(str('PURSER_FAULT_PM_ORDER_CRASH'), problems),
       watch: {
         burstMinPerMinute: int('PM_CREDENTIAL_BURST_MIN_PER_MINUTE', 60, 1, 1_000_000),
         burstFactor: int('PM_CREDENTIAL_BURST_FACTOR', 10, 1, 1_000_000),
@@ -1022,6 +1028,13 @@ export function parsePmContracts(raw: string | undefined, problems: string[]): P
     out[key] = value.toLowerCase() as `0x${string}`;
   }
   return out;
+}
+
+function pmFaultCrash(raw: string | undefined, problems: string[]): PmConfig['faultCrash'] {
+  if (raw === undefined || raw === '') return null;
+  if (raw === 'after_transmit') return raw;
+  problems.push('PURSER_FAULT_PM_ORDER_CRASH must be after_transmit');
+  return null;
 }
 
 function pmRateLanes(raw: string | undefined, problems: string[]): PmRateLanes {

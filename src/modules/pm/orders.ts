@@ -549,6 +549,8 @@ async function transmit(
     }
     throw err;
   }
+  // Crash tests: the venue has the order, Purser has not recorded it (the reconciler finds it).
+  if (deps.config.pm.faultCrash === 'after_transmit') process.kill(process.pid, 'SIGKILL');
   const placed = await recordPlaced(deps, row, answer.status);
   return placedView(placed);
 }
