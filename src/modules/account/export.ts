@@ -2,7 +2,7 @@
 // repeatable-read snapshot. Credentials appear as metadata only: never a token, a token hash,
 // sealed ciphertext or a signature (see docs/decisions.md, "Account export").
 
-import { exportOrders, listCredentialViews } from '../pm/index.ts';
+import { exportOrders, exportPositions, listCredentialViews } from '../pm/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, Tx } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
@@ -117,6 +117,7 @@ async function readExport(
     .execute();
 
   const pmOrders = await exportOrders(tx, accountId, fetch);
+  const pmPositions = await exportPositions(tx, accountId, fetch);
   const venueCredentials = await listCredentialViews(tx, accountId, {
     limit: fetch,
     offset: 0,
@@ -438,7 +439,8 @@ async function readExport(
     })),
     // Without signatures: what Purser recorded of each order.
     pm_orders: bounded('pm_orders', pmOrders, bound, truncated),
-    pm_positions: [],
+    // Outcome shares held per wallet and token, from the journaled fills.
+    pm_positions: bounded('pm_positions', pmPositions, bound, truncated),
     audit_log: bounded('audit_log', audit, bound, truncated).map((a) => ({
       id: a.id,
       actor: a.actor,

@@ -6,7 +6,10 @@
 
 import { decimalToUnits } from '../../adapters/pm-venue/order-amounts.ts';
 import type { ClobTrade } from '../../adapters/pm-venue/port.ts';
+import { sql } from 'kysely';
+import type { DbExecutor } from '../../core/db/database.ts';
 import { invalidRequest } from '../../core/errors/app-error.ts';
+import { formatUsd } from '../../core/money.ts';
 import type { Actor } from '../../core/http/actor.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
 import { emitEvent } from '../events/index.ts';
@@ -188,4 +191,43 @@ export async function syncFills(
     cursor = answer.nextCursor;
   }
   return out;
+}
+
+/**
+ * The account's prediction-market positions for the export: outcome shares held per wallet and
+ * token, from its journaled fills (shares bought less sold, and the pUSD they cost net).
+ */
+export async function exportPositions(
+  db: DbExecutor,
+  accountId: string,
+  limit: number,
+): Promise<Record<string, unknown>[]> {
+  const { rows } = await sql<{
+    wallet: string;
+    condition_id: string;
+    token_id: string;
+    shares: string;
+    cost: string;
+    fills: string;
+  }>`
+    SELECT g.memo->>'wallet' AS wallet, g.memo->>'condition_id' AS condition_id, g.memo->>'token_id' AS token_id,
+           sum(CASE WHEN g.memo->>'side' = 'buy' THEN (g.memo->>'shares_micro')::numeric
+                    ELSE -(g.memo->>'shares_micro')::numeric END)::text AS shares,
+           sum(CASE WHEN g.memo->>'side' = 'buy' THEN (g.memo->>'cost_micro')::numeric
+                    ELSE -(g.memo->>'cost_micro')::numeric END)::text AS cost,
+           count(*)::text AS fills
+    FROM ledger_groups g
+    WHERE g.account_id = ${accountId} AND g.kind = 'pm.fill'
+    GROUP BY 1, 2, 3
+    ORDER BY 1, 2, 3
+    LIMIT ${limit}`.execute(db);
+  return rows.map((r) => ({
+    venue: 'polymarket',
+    wallet: r.wallet,
+    condition_id: r.condition_id,
+    token_id: r.token_id,
+    shares: formatUsd(BigInt(r.shares)),
+    net_cost_usd: formatUsd(BigInt(r.cost)),
+    fills: Number(r.fills),
+  }));
 }

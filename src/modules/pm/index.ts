@@ -12,3 +12,4 @@ export {
   type StoreCredentialBody,
 } from './credentials.ts';
 export type { CredentialMaterial, UsageWatchSettings } from './types.ts';
+export { exportPositions } from './fills.ts';

@@ -705,6 +705,22 @@ describe('POST /v1/pm/fills/sync', () => {
       .executeTakeFirstOrThrow();
     expect(group.policy_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
 
+    const exported = await t.app.fastify.inject({
+      method: 'GET',
+      url: '/v1/account/export',
+      headers: tr.headers,
+    });
+    expect(exported.json().pm_positions).toEqual([
+      {
+        venue: 'polymarket',
+        wallet: tr.wallet,
+        condition_id: MARKET,
+        token_id: YES,
+        shares: '4',
+        net_cost_usd: '2',
+        fills: 1,
+      },
+    ]);
     // Exposure: 3 open + 2 held (+ fee) = 5; a 5 USD order no longer fits under 10.
     expectErrorBody(await order(tr, { size_shares: '10', price_usd: '0.51' }), 403, 'POLICY_VIOLATION');
     expect((await order(tr, { size_shares: '5', price_usd: '0.5' })).statusCode).toBe(201);
