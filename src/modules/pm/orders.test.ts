@@ -3,6 +3,7 @@
 // the platform order cap, resting orders, cancels, and exact exposure under concurrency.
 
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { sql } from 'kysely';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -766,5 +767,45 @@ describe('POST /v1/pm/fills/sync', () => {
     });
     expectErrorBody(res, 400, 'INVALID_REQUEST');
     expect(res.json().message).toMatch(/^wallet/);
+  });
+});
+
+describe('POST /v1/pm/orders under random bodies', () => {
+  it('answers 201 or a clean refusal, never 5xx, and transmits only what it answers 201 for', async () => {
+    const tr = await trader({ max_exposure_usd: '100000', max_order_usd: '100000' }, 1_000_000_000n);
+    const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
+    const garbage = fc.oneof(fc.string({ maxLength: 30 }), fc.integer(), fc.constant(null), fc.boolean());
+    const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 3 });
+    const bodies = fc.record({
+      wallet: maybe(
+        fc.oneof(fc.constant(tr.wallet), fc.constant(privateKeyToAddress(generatePrivateKey())), garbage),
+      ),
+      credential_id: maybe(fc.oneof(fc.constant(tr.credentialId), fc.uuid(), garbage)),
+      condition_id: maybe(fc.oneof(fc.constant(MARKET), fc.constant(OTHER_MARKET), garbage)),
+      token_id: maybe(fc.oneof(fc.constantFrom(YES, NO, OTHER_YES, '999'), garbage)),
+      action: maybe(fc.oneof(fc.constantFrom('buy', 'sell'), garbage)),
+      price_usd: maybe(
+        fc.oneof(fc.constantFrom('0.5', '0.01', '0.99', '0.123', '1', '0', '.5', '0.5000001'), garbage),
+      ),
+      size_shares: maybe(fc.oneof(fc.constantFrom('5', '10.5', '0', '1.234', '100000000000'), garbage)),
+      client_order_id: maybe(fc.oneof(fc.stringMatching(/^[a-z0-9]{1,12}$/), garbage)),
+    });
+    await fc.assert(
+      fc.asyncProperty(bodies, async (raw) => {
+        const payload = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
+        const before = posted();
+        const res = await t.app.fastify.inject({
+          method: 'POST',
+          url: '/v1/pm/orders',
+          headers: tr.headers,
+          payload,
+        });
+        expect(res.statusCode, res.body).toBeLessThan(500);
+        expect([201, 400, 402, 403, 404, 409, 422, 429]).toContain(res.statusCode);
+        if (res.statusCode === 201) expect(posted()).toBe(before + 1);
+        else if (res.statusCode !== 422) expect(posted()).toBe(before);
+      }),
+      { numRuns: 120, seed },
+    );
   });
 });
