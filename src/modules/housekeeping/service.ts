@@ -189,6 +189,7 @@ export async function purgeOffboardedStatementExports(
  */
 export const ACCOUNT_OWNED_TABLES: ReadonlyArray<{ table: string; column: string }> = [
   { table: 'network_context', column: 'account_id' },
+  { table: 'pm_orders', column: 'account_id' },
   { table: 'venue_credentials', column: 'account_id' },
   { table: 'credential_uses', column: 'account_id' },
   { table: 'idempotency_keys', column: 'scope' },
