@@ -374,6 +374,9 @@ describe('POST /v1/pm/orders', () => {
       ['GET', `/v1/pm/orders?credential_id=${tr.credentialId}`],
       ['DELETE', `/v1/pm/orders?credential_id=${tr.credentialId}`],
       ['DELETE', `/v1/pm/orders/polymarket/0x${'ab'.repeat(32)}?credential_id=${tr.credentialId}`],
+      ['POST', '/v1/pm/orders/prepare'],
+      ['POST', '/v1/pm/orders/submit'],
+      ['POST', '/v1/pm/fills/sync'],
     ] as const) {
       const res = await t.app.fastify.inject({
         method,
@@ -425,6 +428,56 @@ describe.skipIf(!onPostgres)('exposure under concurrency (PostgreSQL)', () => {
     expect(codes.filter((c) => c === 201)).toHaveLength(10);
     expect(codes.filter((c) => c === 403)).toHaveLength(40);
     expect(posted() - before).toBe(10);
+  });
+});
+
+describe('the time budget', () => {
+  it('runs out before the transmit: 504 saying nothing was transmitted, the fee reversed, nothing open', async () => {
+    const tr = await trader();
+    const balance = await readPrepaidBalance(t.db.db, tr.accountId);
+    /** A budget that is spent once the order is admitted (the transmit is the only step after). */
+    class SpentAtTransmit extends Deadline {
+      override expired(): boolean {
+        return true;
+      }
+      override check(): void {}
+    }
+    const before = posted();
+    const actor = {
+      principal: {
+        accountId: tr.accountId,
+        kind: 'session' as const,
+        credentialId: 'ses_test',
+        scopes: [],
+        wallets: null,
+        address: '',
+      },
+      network: { clientIp: '127.0.0.1', userAgent: null },
+    };
+    const err = await placeOrder(
+      orderDeps(t.deps),
+      actor,
+      {
+        wallet: tr.wallet,
+        credential_id: tr.credentialId,
+        condition_id: MARKET,
+        token_id: YES,
+        action: 'buy',
+        price_usd: '0.4',
+        size_shares: '10',
+      },
+      new SpentAtTransmit(10_000),
+    ).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+    expect((err as Error).message).toMatch(/Nothing was transmitted/);
+    expect(posted()).toBe(before);
+    expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBe(balance.balanceMicro);
+    const rows = await t.db.db
+      .selectFrom('pm_orders')
+      .select('status')
+      .where('account_id', '=', tr.accountId)
+      .execute();
+    expect(rows.map((r) => r.status)).toEqual(['rejected']);
   });
 });
 
