@@ -11469,7 +11469,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description CONFLICT: an order with this client_order_id was already attempted; nothing transmitted. */
+            /** @description CONFLICT: client_order_id already claimed; nothing transmitted. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11925,7 +11925,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description EXECUTION_DISABLED: the environment, account, wallet or venue is switched off. FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. POLICY_VIOLATION: a prediction_markets rule or exposure cap refuses it. */
+            /** @description EXECUTION_DISABLED: the environment, account, wallet or venue is switched off. FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. POLICY_VIOLATION: a prediction_markets rule or exposure cap refuses it; names the rule. */
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11951,7 +11951,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description CONFLICT: client_order_id already claimed. */
+            /** @description CONFLICT: client_order_id already claimed; nothing transmitted. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11990,7 +11990,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RATE_LIMITED: the platform's order cap for the venue is spent. */
+            /** @description RATE_LIMITED: the platform's order cap for the venue is spent; nothing transmitted. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
