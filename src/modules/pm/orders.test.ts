@@ -360,6 +360,20 @@ describe('POST /v1/pm/orders', () => {
       });
       expect(cancelAll.statusCode, cancelAll.body).toBe(200);
       expect(cancelAll.json()).toMatchObject({ cancelled: 1, order_ids: [placed.order_id], complete: true });
+      // Reads and fill sync keep working too.
+      const reads = await t.app.fastify.inject({
+        method: 'GET',
+        url: `/v1/pm/orders?credential_id=${tr.credentialId}`,
+        headers: tr.headers,
+      });
+      expect(reads.statusCode, reads.body).toBe(200);
+      const synced = await t.app.fastify.inject({
+        method: 'POST',
+        url: '/v1/pm/fills/sync',
+        headers: tr.headers,
+        payload: { wallet: tr.wallet, credential_id: tr.credentialId },
+      });
+      expect(synced.statusCode, synced.body).toBe(200);
     } finally {
       await t.db.db
         .transaction()
@@ -759,6 +773,22 @@ describe('POST /v1/pm/fills/sync', () => {
       .executeTakeFirstOrThrow();
     expect(group.policy_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
 
+    // The wallet's statement shows the fill: shares in, pUSD out.
+    const period = new Date().toISOString().slice(0, 7);
+    const statement = await t.app.fastify.inject({
+      method: 'GET',
+      url: `/v1/statements?wallet=${tr.wallet}&period=${period}`,
+      headers: tr.headers,
+    });
+    expect(statement.statusCode, statement.body).toBe(200);
+    const balances = statement.json().statement.balances as Array<{
+      ledger_account: string;
+      asset: string;
+      closing: string;
+    }>;
+    const mine = balances.filter((b) => b.ledger_account === `wallet:137:${tr.wallet}`);
+    expect(mine.find((b) => b.asset.includes('/erc1155:'))?.closing).toBe('4000000');
+    expect(BigInt(mine.find((b) => b.asset.includes('/erc20:'))!.closing)).toBeLessThan(0n);
     const exported = await t.app.fastify.inject({
       method: 'GET',
       url: '/v1/account/export',
