@@ -641,7 +641,9 @@ describe('the wrap under time and concurrency', () => {
           const rotation = await get(
             `/v1/pm/credentials/${encodeURIComponent(junk)}/rotation?new_owner=${encodeURIComponent(amount)}`,
           );
-          expect([400, 404]).toContain(rotation.statusCode);
+          // A segment of "." or ".." is removed by URL normalization: another path (404 or 405).
+          const dots = junk === '.' || junk === '..';
+          expect(dots ? [400, 404, 405] : [400, 404]).toContain(rotation.statusCode);
           const wrapped = await t.app.fastify.inject({
             method: 'POST',
             url: '/v1/pm/wrap',
@@ -651,7 +653,7 @@ describe('the wrap under time and concurrency', () => {
           expect([400, 404]).toContain(wrapped.statusCode);
         },
       ),
-      { numRuns: 60 },
+      { numRuns: 60, ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}) },
     );
     expect(await client.getTransactionCount({ address: relayer })).toBe(before);
   });
