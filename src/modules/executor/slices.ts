@@ -130,6 +130,12 @@ async function outcomeOf(
     // AA25: the nonce was used meanwhile (by this operation, or another). Anything else is a
     // refusal of the operation itself, or no answer: the caller decides (it may be retried).
     if (!(err instanceof BundlerError && err.aaCode === 'AA25')) throw err;
+    // AA25 also answers for our own operation while it sits in a bundle not mined yet (the
+    // bundler's simulation sees its nonce pending): wait for its receipt before calling it dropped.
+    const own = await deps.bundler
+      .waitForUserOperationReceipt(slice.chainId, slice.hash, wait)
+      .catch(() => null);
+    if (own) return fromReceipt(own);
     return fromEvent(deps, slice);
   }
   return fromReceipt(await deps.bundler.waitForUserOperationReceipt(slice.chainId, slice.hash, wait));
