@@ -138,6 +138,11 @@ export interface ClobFakeKnobs extends FakeKnobs {
   enforceBalances: boolean;
   /** `disabled`: every trading call 503; `cancel-only`: new orders 503, cancels pass. */
   trading: 'open' | 'disabled' | 'cancel-only';
+  /**
+   * `GET /data/order/{id}` answers `null` for an order that matched in full, as the live venue was
+   * reported to do for an order that matched at once: only its trades still show it.
+   */
+  forgetMatchedOrders: boolean;
 }
 
 /** `GET /data/order/{id}` and `/data/orders` items (clob-client-v2 `OpenOrder`). */
@@ -1296,7 +1301,8 @@ export async function startClobFake(options: ClobFakeOptions = {}): Promise<Clob
       const id = one[1] ?? '';
       if (!ORDER_ID.test(id)) return refusal(400, CLOB_ERRORS.invalidOrderId);
       const o = orders.get(lower(id));
-      return answer(200, o && owns(o, caller) ? openOrderView(o) : 'null');
+      const shown = o && owns(o, caller) && !(knobs.forgetMatchedOrders && o.status === 'MATCHED');
+      return answer(200, shown ? openOrderView(o) : 'null');
     }
     if (method === 'GET' && path === '/data/trades') {
       const { id, maker_address: makerAddress, market, asset_id: assetId, before, after } = query;
@@ -1436,6 +1442,7 @@ export async function startClobFake(options: ClobFakeOptions = {}): Promise<Clob
       settlement: 'confirmed',
       enforceBalances: false,
       trading: 'open',
+      forgetMatchedOrders: false,
     }),
     handle,
     internalError: () => ({ error: CLOB_ERRORS.internal }),

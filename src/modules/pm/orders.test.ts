@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { sql } from 'kysely';
+import { getAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
@@ -562,6 +563,82 @@ describe('an order whose transmit got no answer', () => {
     expect(after.status).toBe('placed');
     // Sent once: one POST /order for it, and the venue holds one order.
     expect(posted() - before).toBe(1);
+  });
+
+  it('an order that matched at once is found in its trades when the venue no longer shows it', async () => {
+    const seller = await trader();
+    const rest = await order(seller, { action: 'sell', price_usd: '0.37', size_shares: '10' });
+    expect(rest.statusCode, rest.body).toBe(201);
+    const tr = await trader();
+    const base = orderDeps(t.deps);
+    const slow = {
+      ...base,
+      clob: {
+        ...base.clob,
+        postOrder: async (...args: Parameters<typeof base.clob.postOrder>) => {
+          clob.knobs.latencyMs = 600;
+          try {
+            return await base.clob.postOrder(args[0], args[1], args[2], { timeoutMs: 150 });
+          } finally {
+            clob.knobs.latencyMs = 0;
+          }
+        },
+      },
+    };
+    const actor = {
+      principal: {
+        accountId: tr.accountId,
+        kind: 'session' as const,
+        credentialId: 'ses_test',
+        scopes: [],
+        wallets: null,
+        address: '',
+      },
+      network: { clientIp: '127.0.0.1', userAgent: null },
+    };
+    const body = {
+      wallet: tr.wallet,
+      credential_id: tr.credentialId,
+      condition_id: MARKET,
+      token_id: YES,
+      action: 'buy' as const,
+      price_usd: '0.37',
+      size_shares: '10',
+    };
+    await expect(placeOrder(slow, actor, body, new Deadline(10_000))).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    });
+    await new Promise((r) => setTimeout(r, 800)); // the venue matches it after its delay
+    const [row] = await t.db.db
+      .selectFrom('pm_orders')
+      .selectAll()
+      .where('account_id', '=', tr.accountId)
+      .execute();
+    expect(row!.status).toBe('transmitting');
+    expect(clob.order(row!.order_hash as `0x${string}`)?.status).toBe('MATCHED');
+    const charged = (await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro;
+
+    clob.knobs.forgetMatchedOrders = true;
+    try {
+      const hidden = await base.clob.getOrder(
+        { address: getAddress(tr.wallet), creds: await t.deps.pmVenues!.polymarket.deriveApiCredentials(tr.key) },
+        row!.order_hash!,
+      );
+      expect(hidden).toBeNull();
+      const later = { ...base, clock: { now: () => new Date(Date.now() + RECONCILE_AFTER_MS + 1_000) } };
+      expect(await reconcileTransmitting(later, { warn() {} })).toMatchObject({ placed: 1, closed: 0 });
+    } finally {
+      clob.knobs.forgetMatchedOrders = false;
+    }
+    const after = await t.db.db
+      .selectFrom('pm_orders')
+      .selectAll()
+      .where('id', '=', row!.id)
+      .executeTakeFirstOrThrow();
+    expect(after).toMatchObject({ status: 'placed', venue_status: 'matched' });
+    // Its fee stays charged: the order was placed.
+    expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBe(charged);
+    expect(charged).toBeLessThan(100_000_000n);
   });
 
   it('an order the venue never got is closed after a while and its fee reversed', async () => {

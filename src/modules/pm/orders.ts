@@ -22,6 +22,7 @@ import {
   type ClobOrderV2,
   type ClobSignedOrderV2,
   type ClobTickSize,
+  type ClobTrade,
   type PolymarketClobPort,
 } from '../../adapters/pm-venue/port.ts';
 import type { Config } from '../../config.ts';
@@ -875,8 +876,9 @@ export async function reconcileTransmitting(
         creds: clobCredsOf(used.material),
       };
       const found = await deps.clob.getOrder(auth, row.order_hash!);
-      if (found) {
-        await recordPlaced(deps, row, found.status.toLowerCase());
+      const status = found ? found.status.toLowerCase() : await statusFromTrades(deps, auth, row);
+      if (status) {
+        await recordPlaced(deps, row, status);
         out.placed += 1;
       } else if (now - new Date(row.updated_at).getTime() > UNKNOWN_AFTER_MS) {
         await closeUnsent(deps, row, 'rejected', 'the venue never showed the order');
@@ -893,6 +895,34 @@ export async function reconcileTransmitting(
     }
   }
   return out;
+}
+
+/** Pages of trades the reconciler reads at most when looking for an order. */
+const TRADE_PAGES = 5;
+
+/**
+ * `matched` when one of the venue's trades of the order's market and outcome, since shortly before
+ * the order was recorded, names it as taker or maker. The live `GET /data/order` was reported to
+ * answer nothing for an order that matched in full at once: its trades still show it.
+ */
+async function statusFromTrades(deps: OrderDeps, auth: ClobL2Auth, row: PmOrderRow): Promise<string | null> {
+  const hash = row.order_hash!.toLowerCase();
+  const after = Math.floor(new Date(row.created_at).getTime() / 1000) - 60;
+  let cursor: string | undefined;
+  for (let page = 0; page < TRADE_PAGES; page += 1) {
+    const answer = await deps.clob.trades(auth, {
+      market: row.condition_id,
+      assetId: row.token_id,
+      after,
+      ...(cursor ? { cursor } : {}),
+    });
+    const names = (t: ClobTrade) =>
+      t.taker_order_id.toLowerCase() === hash || t.maker_orders.some((m) => m.order_id.toLowerCase() === hash);
+    if (answer.trades.some(names)) return 'matched';
+    if (!answer.nextCursor) return null;
+    cursor = answer.nextCursor;
+  }
+  return null;
 }
 
 /** The account's orders for the export: what Purser recorded, without signatures. */
