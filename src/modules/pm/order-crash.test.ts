@@ -4,19 +4,17 @@
 // hash, and a retry with the same client_order_id transmits nothing. Two processes and a crash:
 // PostgreSQL only.
 
-import { randomBytes } from 'node:crypto';
-import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db.ts';
-import { bearer, createAccountWithSession } from '../../../test/support/identity.ts';
-import { fundPrepaid } from '../../../test/support/prepaid.ts';
 import {
-  describeExit,
-  http,
-  startServiceProcess,
-  waitUntilReady,
-  type ServiceProcess,
-} from '../../../test/support/service-process.ts';
+  hostedTrader,
+  ordersPosted,
+  pmProcesses,
+  startPmService,
+  stopPmProcesses,
+  type PmProcesses,
+} from '../../../test/support/pm-service.ts';
+import { describeExit, http } from '../../../test/support/service-process.ts';
 import { createPmVenuePorts } from '../../adapters/pm-venue/index.ts';
 import { testConfig } from '../../config.ts';
 import { systemClock } from '../../core/clock.ts';
@@ -30,10 +28,9 @@ if (!onPostgres) console.log('Skipping the order kill test: it needs two process
 
 const MARKET = `0x${'c3'.repeat(32)}` as const;
 const TOKEN = '3001';
-const SEALING = { id: 'crash', key: randomBytes(32).toString('hex') };
 let database: TestDatabase;
 let clob: ClobFake;
-const running: ServiceProcess[] = [];
+let run: PmProcesses;
 
 beforeAll(async () => {
   if (!onPostgres) return;
@@ -50,61 +47,18 @@ beforeAll(async () => {
       },
     ],
   });
+  run = pmProcesses(database, clob);
 }, 60_000);
 afterAll(async () => {
-  for (const s of running) await s.stop('SIGKILL').catch(() => undefined);
+  await stopPmProcesses(run);
   await clob?.stop();
   await database?.drop();
 });
 
-async function start(fault: string | null): Promise<ServiceProcess> {
-  const service = await startServiceProcess({
-    env: {
-      DATABASE_URL: database.url!,
-      DEVNET: 'false',
-      POLYMARKET_CLOB_URL: clob.url,
-      KALSHI_API_URL: `${clob.url}/trade-api/v2`,
-      PURSER_SEALING_KEYS: `${SEALING.id}:${SEALING.key}`,
-      JOBS_POLL_INTERVAL_MS: '100',
-      ...(fault ? { PURSER_FAULT_PM_ORDER_CRASH: fault } : {}),
-    },
-  });
-  running.push(service);
-  await waitUntilReady(service);
-  return service;
-}
-
 describe.skipIf(!onPostgres)('an order whose process is killed after the transmit', () => {
   it('is placed once at the venue and recorded once after the restart; a retry transmits nothing', async () => {
-    const key = generatePrivateKey();
-    const wallet = privateKeyToAddress(key).toLowerCase();
-    const who = await createAccountWithSession(database.handle.db);
-    const auth = bearer(who.sessionToken);
-    const doomed = await start('after_transmit');
-    const stored = await http(`${doomed.url}/v1/pm/credentials`, {
-      method: 'POST',
-      headers: auth,
-      body: { venue: 'polymarket', signature_type: 0, signer_key: key },
-    });
-    expect(stored.status, stored.text).toBe(201);
-    const credentialId = (JSON.parse(stored.text) as { id: string }).id;
-    const policy = await http(`${doomed.url}/v1/policies`, {
-      method: 'PUT',
-      headers: auth,
-      body: {
-        version: 1,
-        wallet,
-        chain_id: 137,
-        prediction_markets: {
-          enabled: true,
-          venues: ['polymarket'],
-          max_order_usd: '50',
-          max_exposure_usd: '500',
-        },
-      },
-    });
-    expect(policy.status, policy.text).toBeLessThan(300);
-    await fundPrepaid(database.handle.db, systemClock, who.accountId, 10_000_000n);
+    const doomed = await startPmService(run, { PURSER_FAULT_PM_ORDER_CRASH: 'after_transmit' });
+    const { headers: auth, wallet, credentialId } = await hostedTrader(run, doomed.url);
 
     const body = {
       wallet,
@@ -118,20 +72,20 @@ describe.skipIf(!onPostgres)('an order whose process is killed after the transmi
     };
     await http(`${doomed.url}/v1/pm/orders`, { method: 'POST', headers: auth, body }).catch(() => null);
     expect(describeExit(await doomed.exited), doomed.tail()).toBe('signal SIGKILL');
-    const posts = () => clob.requests.filter((r) => r.method === 'POST' && r.path === '/order').length;
+    const posts = () => ordersPosted(clob);
     expect(posts()).toBe(1);
     const [row] = await database.handle.db.selectFrom('pm_orders').selectAll().execute();
     expect(row).toMatchObject({ status: 'transmitting', client_order_id: 'crash-1' });
     expect(clob.order(row!.order_hash as `0x${string}`)?.status).toBe('LIVE');
 
-    const survivor = await start(null);
+    const survivor = await startPmService(run);
     // A retry under the same client_order_id: 409, nothing transmitted.
     const retry = await http(`${survivor.url}/v1/pm/orders`, { method: 'POST', headers: auth, body });
     expect(retry.status, retry.text).toBe(409);
     expect(posts()).toBe(1);
 
     // The reconciler (the survivor's job, run here with a clock past its wait) finds it by hash.
-    const config = testConfig({ sealingKeys: [SEALING] });
+    const config = testConfig({ sealingKeys: [run.sealing] });
     const later = { now: () => new Date(Date.now() + RECONCILE_AFTER_MS + 1_000) };
     const done = await reconcileTransmitting(
       {
