@@ -21,6 +21,7 @@ import { readPrepaidBalance } from '../billing/index.ts';
 import { setSwitch } from '../switches/index.ts';
 import { Deadline } from '../../core/http/deadline.ts';
 import {
+  cancelAllOf,
   placeOrder,
   PREPARE_TTL_MS,
   reconcileTransmitting,
@@ -160,6 +161,21 @@ function order(tr: Trader, over: Record<string, unknown> = {}) {
       ...over,
     },
   });
+}
+
+/** The actor of a request made with the trader's session, for calling the service directly. */
+function sessionActor(tr: Trader) {
+  return {
+    principal: {
+      accountId: tr.accountId,
+      kind: 'session' as const,
+      credentialId: 'ses_test',
+      scopes: [],
+      wallets: null,
+      address: '',
+    },
+    network: { clientIp: '127.0.0.1', userAgent: null },
+  };
 }
 
 const posted = () => clob.requests.filter((r) => r.method === 'POST' && r.path === '/order').length;
@@ -458,17 +474,7 @@ describe('the time budget', () => {
       override check(): void {}
     }
     const before = posted();
-    const actor = {
-      principal: {
-        accountId: tr.accountId,
-        kind: 'session' as const,
-        credentialId: 'ses_test',
-        scopes: [],
-        wallets: null,
-        address: '',
-      },
-      network: { clientIp: '127.0.0.1', userAgent: null },
-    };
+    const actor = sessionActor(tr);
     const err = await placeOrder(
       orderDeps(t.deps),
       actor,
@@ -496,6 +502,55 @@ describe('the time budget', () => {
   });
 });
 
+describe('cancel-all', () => {
+  it('a run that runs out of budget after it started answers what it cancelled, complete: false, and the rest', async () => {
+    const tr = await trader();
+    const ids: string[] = [];
+    for (const price of ['0.11', '0.12', '0.13']) {
+      const placed = await order(tr, { price_usd: price });
+      expect(placed.statusCode, placed.body).toBe(201);
+      ids.push(placed.json().order_id as string);
+    }
+    /** A budget that lasts for the listing and the first batch of cancels, then is spent. */
+    class SpentAfterFirstBatch extends Deadline {
+      private looks = 0;
+      override expired(): boolean {
+        this.looks += 1;
+        return this.looks > 2;
+      }
+    }
+    const run = await cancelAllOf(
+      orderDeps(t.deps),
+      sessionActor(tr),
+      { credential_id: tr.credentialId, market: MARKET },
+      new SpentAfterFirstBatch(10_000),
+      1,
+    );
+    expect(run).toMatchObject({ venue: 'polymarket', cancelled: 1, complete: false });
+    expect(run.failed_order_ids).toHaveLength(2);
+    expect([...run.order_ids, ...run.failed_order_ids!].sort()).toEqual([...ids].sort());
+    const live = ids.filter((id) => clob.order(id as `0x${string}`)?.status === 'LIVE');
+    expect(live.sort()).toEqual([...run.failed_order_ids!].sort());
+    const statuses = await t.db.db
+      .selectFrom('pm_orders')
+      .select(['order_hash', 'status'])
+      .where('account_id', '=', tr.accountId)
+      .execute();
+    expect(statuses.find((r) => r.order_hash === run.order_ids[0])?.status).toBe('cancelled');
+
+    // The next run (through the route, with its whole budget) cancels the rest.
+    const rest = await t.app.fastify.inject({
+      method: 'DELETE',
+      url: `/v1/pm/orders?credential_id=${tr.credentialId}&market=${MARKET}`,
+      headers: tr.headers,
+    });
+    expect(rest.statusCode, rest.body).toBe(200);
+    expect(rest.json()).toMatchObject({ cancelled: 2, complete: true });
+    expect(rest.json().order_ids.sort()).toEqual([...run.failed_order_ids!].sort());
+    expect(ids.every((id) => clob.order(id as `0x${string}`)?.status === 'CANCELED')).toBe(true);
+  });
+});
+
 describe('an order whose transmit got no answer', () => {
   it('stays transmitting (503), is never sent again, and the reconciler finds it placed at the venue', async () => {
     const tr = await trader();
@@ -515,17 +570,7 @@ describe('an order whose transmit got no answer', () => {
         },
       },
     };
-    const actor = {
-      principal: {
-        accountId: tr.accountId,
-        kind: 'session' as const,
-        credentialId: 'ses_test',
-        scopes: [],
-        wallets: null,
-        address: '',
-      },
-      network: { clientIp: '127.0.0.1', userAgent: null },
-    };
+    const actor = sessionActor(tr);
     const before = posted();
     const err = await placeOrder(
       slow,
@@ -567,7 +612,8 @@ describe('an order whose transmit got no answer', () => {
 
   it('an order that matched at once is found in its trades when the venue no longer shows it', async () => {
     const seller = await trader();
-    const rest = await order(seller, { action: 'sell', price_usd: '0.37', size_shares: '10' });
+    // Above every resting buy of the market, so it rests; the buy below then matches at once.
+    const rest = await order(seller, { action: 'sell', price_usd: '0.97', size_shares: '10' });
     expect(rest.statusCode, rest.body).toBe(201);
     const tr = await trader();
     const base = orderDeps(t.deps);
@@ -585,24 +631,14 @@ describe('an order whose transmit got no answer', () => {
         },
       },
     };
-    const actor = {
-      principal: {
-        accountId: tr.accountId,
-        kind: 'session' as const,
-        credentialId: 'ses_test',
-        scopes: [],
-        wallets: null,
-        address: '',
-      },
-      network: { clientIp: '127.0.0.1', userAgent: null },
-    };
+    const actor = sessionActor(tr);
     const body = {
       wallet: tr.wallet,
       credential_id: tr.credentialId,
       condition_id: MARKET,
       token_id: YES,
       action: 'buy' as const,
-      price_usd: '0.37',
+      price_usd: '0.97',
       size_shares: '10',
     };
     await expect(placeOrder(slow, actor, body, new Deadline(10_000))).rejects.toMatchObject({
@@ -660,17 +696,7 @@ describe('an order whose transmit got no answer', () => {
         },
       },
     };
-    const actor = {
-      principal: {
-        accountId: tr.accountId,
-        kind: 'session' as const,
-        credentialId: 'ses_test',
-        scopes: [],
-        wallets: null,
-        address: '',
-      },
-      network: { clientIp: '127.0.0.1', userAgent: null },
-    };
+    const actor = sessionActor(tr);
     const body = {
       wallet: tr.wallet,
       credential_id: tr.credentialId,

@@ -806,11 +806,22 @@ export async function cancelOne(
   return { venue: 'polymarket', order_id: orderId.toLowerCase(), status: 'cancelled' };
 }
 
+/** Order ids per `DELETE /orders` call of a cancel-all run; the budget is checked before each. */
+export const CANCEL_BATCH = 100;
+
+/**
+ * Cancels the credential's resting orders (one market's with `market`): lists them, then cancels
+ * them in batches, checking the time budget and taking a cancel-lane token before each batch after
+ * the first. A run that started and then ran out of budget or lane, or lost the venue, answers what
+ * it cancelled with `complete: false` and the ids it could not cancel; they are still listed at the
+ * venue for the next run. Orders placed while a run runs are not in it.
+ */
 export async function cancelAllOf(
   deps: OrderDeps,
   actor: Actor,
   query: { credential_id: string; market?: string | undefined },
   deadline: Deadline,
+  batchSize = CANCEL_BATCH,
 ): Promise<{
   venue: 'polymarket';
   cancelled: number;
@@ -820,24 +831,59 @@ export async function cancelAllOf(
 }> {
   await takeLane(deps, 'cancels');
   const auth = await venueAuth(deps, actor, query.credential_id, 'order.cancel');
-  deadline.check('transmitting the cancels');
-  let result;
+  deadline.check('reading the open orders to cancel');
+  let ids: string[];
   try {
-    result = query.market
-      ? await deps.clob.cancelMarket(auth, { market: query.market }, { timeoutMs: deadline.remainingMs() })
-      : await deps.clob.cancelAll(auth, { timeoutMs: deadline.remainingMs() });
+    const open = await deps.clob.openOrders(auth, query.market ? { market: query.market } : {}, {
+      timeoutMs: deadline.remainingMs(),
+    });
+    ids = open.map((o) => o.id.toLowerCase());
   } catch (err) {
-    throw venueFailure(err, 'the cancels');
+    throw venueFailure(err, 'the open orders read');
   }
-  await recordCancelled(deps, actor.principal.accountId, result.canceled);
-  const failed = Object.keys(result.notCanceled).map((i) => i.toLowerCase());
+  const cancelled: string[] = [];
+  const failed: string[] = [];
+  let stopped = false;
+  for (let at = 0; at < ids.length; at += batchSize) {
+    const batch = ids.slice(at, at + batchSize);
+    if (!stopped && at > 0) stopped = !(await laneGrants(deps, 'cancels'));
+    if (!stopped && deadline.expired()) stopped = true;
+    if (stopped) {
+      failed.push(...batch);
+      continue;
+    }
+    try {
+      const result = await deps.clob.cancelOrders(auth, batch, { timeoutMs: deadline.remainingMs() });
+      const done = result.canceled.map((i) => i.toLowerCase());
+      cancelled.push(...done);
+      await recordCancelled(deps, actor.principal.accountId, done);
+      const kept = new Set(Object.keys(result.notCanceled).map((i) => i.toLowerCase()));
+      failed.push(...batch.filter((i) => kept.has(i) || !done.includes(i)));
+    } catch (err) {
+      if (!(err instanceof VenueRejected) && !(err instanceof VenueUnavailable)) throw err;
+      // A refusal or no answer: this batch may or may not be cancelled; the rest is not tried.
+      failed.push(...batch);
+      stopped = true;
+    }
+  }
   return {
     venue: 'polymarket',
-    cancelled: result.canceled.length,
-    order_ids: result.canceled.map((i) => i.toLowerCase()),
+    cancelled: cancelled.length,
+    order_ids: cancelled,
     ...(failed.length > 0 ? { failed_order_ids: failed } : {}),
     complete: failed.length === 0,
   };
+}
+
+/** Whether the lane grants one more token now (a refusal is not an error here). */
+async function laneGrants(deps: OrderDeps, kind: 'reads' | 'cancels'): Promise<boolean> {
+  const taken = await takeTokens(
+    deps.db,
+    deps.clock,
+    rateLaneName('polymarket', kind),
+    deps.config.pm.rateLanes[kind],
+  );
+  return taken.ok;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -917,7 +963,8 @@ async function statusFromTrades(deps: OrderDeps, auth: ClobL2Auth, row: PmOrderR
       ...(cursor ? { cursor } : {}),
     });
     const names = (t: ClobTrade) =>
-      t.taker_order_id.toLowerCase() === hash || t.maker_orders.some((m) => m.order_id.toLowerCase() === hash);
+      t.taker_order_id.toLowerCase() === hash ||
+      t.maker_orders.some((m) => m.order_id.toLowerCase() === hash);
     if (answer.trades.some(names)) return 'matched';
     if (!answer.nextCursor) return null;
     cursor = answer.nextCursor;
