@@ -356,6 +356,63 @@ describe('POST /v1/pm/orders', () => {
     expect([201, 404]).toContain(other.statusCode);
   });
 
+  it.each(['environment', 'account', 'wallet'] as const)(
+    'the %s switch refuses placement and preparation (403) while a cancel still works',
+    async (scope) => {
+      const tr = await trader();
+      const cs = await trader({}, 100_000_000n, 'client_signed');
+      const placed = (await order(tr)).json();
+      const targets = {
+        environment: [null],
+        account: [tr.accountId, cs.accountId],
+        wallet: [tr.wallet, cs.wallet],
+      };
+      const offs = targets[scope].map((target) => ({
+        scope,
+        target,
+        enabled: false,
+        reason: `${scope} drill`,
+      }));
+      for (const off of offs)
+        await t.db.db.transaction().execute((tx) => setSwitch(tx, systemClock, off, null));
+      try {
+        const sent = posted();
+        const refused = await order(tr);
+        expectErrorBody(refused, 403, 'EXECUTION_DISABLED');
+        expect(refused.json().message).toMatch(`${scope} drill`);
+        const prepared = await t.app.fastify.inject({
+          method: 'POST',
+          url: '/v1/pm/orders/prepare',
+          headers: cs.headers,
+          payload: {
+            wallet: cs.wallet,
+            credential_id: cs.credentialId,
+            condition_id: MARKET,
+            token_id: YES,
+            action: 'buy',
+            price_usd: '0.2',
+            size_shares: '10',
+          },
+        });
+        expectErrorBody(prepared, 403, 'EXECUTION_DISABLED');
+        expect(posted()).toBe(sent);
+        const cancel = await t.app.fastify.inject({
+          method: 'DELETE',
+          url: `/v1/pm/orders/polymarket/${placed.order_id}?credential_id=${tr.credentialId}`,
+          headers: tr.headers,
+        });
+        expect(cancel.statusCode, cancel.body).toBe(200);
+        expect(clob.order(placed.order_id)?.status).toBe('CANCELED');
+      } finally {
+        for (const off of offs) {
+          await t.db.db
+            .transaction()
+            .execute((tx) => setSwitch(tx, systemClock, { ...off, enabled: true }, null));
+        }
+      }
+    },
+  );
+
   it('a venue switched off refuses placement (403 naming it) while cancels keep working', async () => {
     const tr = await trader();
     const placed = (await order(tr)).json();
@@ -657,7 +714,10 @@ describe('an order whose transmit got no answer', () => {
     clob.knobs.forgetMatchedOrders = true;
     try {
       const hidden = await base.clob.getOrder(
-        { address: getAddress(tr.wallet), creds: await t.deps.pmVenues!.polymarket.deriveApiCredentials(tr.key) },
+        {
+          address: getAddress(tr.wallet),
+          creds: await t.deps.pmVenues!.polymarket.deriveApiCredentials(tr.key),
+        },
         row!.order_hash!,
       );
       expect(hidden).toBeNull();
@@ -804,6 +864,23 @@ describe('the client-signed flow', () => {
     expect(clob.order(ok.json().order_id)).toMatchObject({ status: 'LIVE', side: 'SELL', price: '0.655' });
     expectErrorBody(await submit(tr, { prepare_id: p.prepare_id, signature }), 404, 'NOT_FOUND');
     expect(posted() - sent).toBe(1);
+
+    // Listed, filled in part and journaled like a hosted order.
+    const listed = await t.app.fastify.inject({
+      method: 'GET',
+      url: `/v1/pm/orders?credential_id=${tr.credentialId}`,
+      headers: tr.headers,
+    });
+    expect(listed.json().orders.map((o: { order_id: string }) => o.order_id)).toContain(ok.json().order_id);
+    clob.fill(ok.json().order_id, '2.5');
+    const synced = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/pm/fills/sync',
+      headers: tr.headers,
+      payload: { wallet: tr.wallet, credential_id: tr.credentialId },
+    });
+    expect(synced.statusCode, synced.body).toBe(200);
+    expect(synced.json()).toMatchObject({ journaled: 1, complete: true });
   });
 
   it('an unsigned prepared order is swept after expires_at: exposure released, fee reversed, submit 404', async () => {
