@@ -4,6 +4,7 @@ import { pino, type Logger } from 'pino';
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers["x-payment"]',
+  'req.headers["payment-signature"]',
   'req.headers.cookie',
   '*.token',
   '*.secret',

@@ -141,7 +141,7 @@ export interface paths {
         put?: never;
         /**
          * Record a feature request (1 USD)
-         * @description The fee is 1 USD. Without an `X-PAYMENT` header it is debited from the prepaid balance in the same commit that records the request (201, `paid_ref` = the fee ledger group; with metering switched off nothing is charged, `charged_usd` "0"). When the balance does not cover it the answer is 402 with the x402 v1 body `{x402Version: 1, error, accepts}` and, beside it, the error body (`code` PAYMENT_REQUIRED, `message`, `remediation`, `docs_url`, `request_id`, `next`: the top-up and its terms); retry the same request with `X-PAYMENT`: the standard base64 of an x402 v1 PaymentPayload (scheme "exact": an EIP-3009 USDC authorization of exactly the fee to the treasury). It is checked without broadcasting (400 PAYMENT_INVALID naming the x402 reason), recorded with the request, settled on-chain, and only then the request is recorded: 201 (`paid_ref` = the settlement transaction hash) with an `X-PAYMENT-RESPONSE` header (base64 SettlementResponse). 202 with the pending-settlement body when the outcome is not known in time: do not re-sign; retry with the same `X-PAYMENT` to read it. The same `X-PAYMENT` never pays twice. 503 UNAVAILABLE when the balance does not cover the fee and payments are not configured.
+         * @description The fee is 1 USD. Without a payment header it is debited from the prepaid balance in the same commit that records the request (201, `paid_ref` = the fee ledger group; with metering switched off nothing is charged, `charged_usd` "0"). When the balance does not cover it the answer is 402 in both x402 versions at once: the x402 v1 body `{x402Version: 1, error, accepts}` with, beside it, the error body (`code` PAYMENT_REQUIRED, `message`, `remediation`, `docs_url`, `request_id`, `next`: the top-up and its terms), and the x402 v2 `PAYMENT-REQUIRED` header (base64 PaymentRequired: CAIP-2 network, `amount`, the resource). Retry the same request with `PAYMENT-SIGNATURE` (base64 x402 v2 PaymentPayload) or `X-PAYMENT` (base64 x402 v1 PaymentPayload), never both: scheme "exact", an EIP-3009 USDC authorization of exactly the fee to the treasury. It is checked without broadcasting (400 PAYMENT_INVALID naming the x402 reason, also for a payload whose version is not its header's), recorded with the request, settled on-chain, and only then the request is recorded: 201 (`paid_ref` = the settlement transaction hash) with the settlement answer in `PAYMENT-RESPONSE` (v2) or `X-PAYMENT-RESPONSE` (v1). 202 with the pending-settlement body when the outcome is not known in time: do not re-sign; retry with the same payment header to read it. The same authorization never pays twice, in either version. 503 UNAVAILABLE when the balance does not cover the fee and payments are not configured.
          */
         post: operations["createFeatureRequest"];
         delete?: never;
@@ -3034,11 +3034,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Recorded: paid from the prepaid balance, or settled on-chain with X-PAYMENT (X-PAYMENT-RESPONSE header). */
+            /** @description Recorded: paid from the prepaid balance, or settled on-chain with an x402 payment (PAYMENT-RESPONSE header for v2, X-PAYMENT-RESPONSE for v1). */
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description Paid with PAYMENT-SIGNATURE (x402 v2): base64 of the SettleResponse JSON. */
+                    "payment-response"?: string;
+                    /** @description Paid with X-PAYMENT (x402 v1): base64 of the SettlementResponse JSON. */
+                    "x-payment-response"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3061,7 +3065,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Settlement outcome unknown; reconciled from chain truth. Do not re-sign: retry with the same X-PAYMENT. */
+            /** @description Settlement outcome unknown; reconciled from chain truth. Do not re-sign: retry with the same payment header. */
             202: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3072,7 +3076,7 @@ export interface operations {
                     "application/json": components["schemas"]["PendingSettlement"];
                 };
             };
-            /** @description INVALID_REQUEST: a field or parameter failed validation. PAYMENT_INVALID: the X-PAYMENT header or its authorization was refused before anything was broadcast (the message names the x402 reason), or its settlement failed: nothing credited, nothing recorded. */
+            /** @description INVALID_REQUEST: a field or parameter failed validation. PAYMENT_INVALID: the payment header (PAYMENT-SIGNATURE or X-PAYMENT) or its authorization was refused before anything was broadcast (the message names the x402 reason), or its settlement failed: nothing credited, nothing recorded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3098,11 +3102,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The prepaid balance does not cover the fee: the x402 v1 payment requirements, with the error body beside them. */
+            /** @description The prepaid balance does not cover the fee: the x402 v1 payment requirements with the error body beside them, and the x402 v2 PaymentRequired in the PAYMENT-REQUIRED header. */
             402: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description x402 v2: base64 of the PaymentRequired JSON {x402Version: 2, error, resource, accepts: [{scheme, network (CAIP-2), amount, asset, payTo, maxTimeoutSeconds, extra}]}. */
+                    "payment-required"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3228,7 +3234,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAVAILABLE: the server is shutting down; retry; the balance does not cover the fee and payments are not configured, or the chain or the relayer cannot settle an X-PAYMENT now. */
+            /** @description UNAVAILABLE: the server is shutting down; retry; the balance does not cover the fee and payments are not configured, or the chain or the relayer cannot settle a payment now. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

@@ -4,10 +4,10 @@ import { pendingSettlementBody } from '../billing/index.ts';
 import { PendingSettlement, type SettlementEffects } from '../payments/index.ts';
 import {
   FeedbackCreateBody,
+  FeedbackCreatedResponse,
   FeedbackListQuery,
   FeedbackListResponse,
-  FeedbackReceiptSchema,
-  X402PaymentRequired,
+  FeedbackPaymentRequiredResponse,
 } from './schemas.ts';
 import { FEEDBACK_LIST_DEFAULT_LIMIT, listFeatureRequests } from './service.ts';
 import {
@@ -17,6 +17,7 @@ import {
   recordPrepaidFeedback,
   recordPrepaidFeedbackAlone,
 } from './submit.ts';
+import { paymentHeaderOf } from './x402.ts';
 
 /** The feedback routes; `effects` as for the balance routes (src/settlement-effects.ts). */
 export const feedbackRoutes = (effects: SettlementEffects): RouteDefinition[] => [
@@ -69,18 +70,20 @@ export const feedbackRoutes = (effects: SettlementEffects): RouteDefinition[] =>
     operationId: 'createFeatureRequest',
     summary: 'Record a feature request (1 USD)',
     description:
-      'The fee is 1 USD. Without an `X-PAYMENT` header it is debited from the prepaid balance in the ' +
+      'The fee is 1 USD. Without a payment header it is debited from the prepaid balance in the ' +
       'same commit that records the request (201, `paid_ref` = the fee ledger group; with metering switched ' +
-      'off nothing is charged, `charged_usd` "0"). When the balance does not cover it the answer is 402 with ' +
-      'the x402 v1 body `{x402Version: 1, error, accepts}` and, beside it, the error body (`code` ' +
-      'PAYMENT_REQUIRED, `message`, `remediation`, `docs_url`, `request_id`, `next`: the top-up and its ' +
-      'terms); retry the same request with `X-PAYMENT`: the ' +
-      'standard base64 of an x402 v1 PaymentPayload (scheme "exact": an EIP-3009 USDC authorization of exactly ' +
-      'the fee to the treasury). It is checked without broadcasting (400 PAYMENT_INVALID naming the x402 ' +
-      'reason), recorded with the request, settled on-chain, and only then the request is recorded: 201 ' +
-      '(`paid_ref` = the settlement transaction hash) with an `X-PAYMENT-RESPONSE` header (base64 ' +
-      'SettlementResponse). 202 with the pending-settlement body when the outcome is not known in time: do ' +
-      'not re-sign; retry with the same `X-PAYMENT` to read it. The same `X-PAYMENT` never pays twice. ' +
+      'off nothing is charged, `charged_usd` "0"). When the balance does not cover it the answer is 402 in both ' +
+      'x402 versions at once: the x402 v1 body `{x402Version: 1, error, accepts}` with, beside it, the error body ' +
+      '(`code` PAYMENT_REQUIRED, `message`, `remediation`, `docs_url`, `request_id`, `next`: the top-up and its ' +
+      'terms), and the x402 v2 `PAYMENT-REQUIRED` header (base64 PaymentRequired: CAIP-2 network, `amount`, the ' +
+      'resource). Retry the same request with `PAYMENT-SIGNATURE` (base64 x402 v2 PaymentPayload) or `X-PAYMENT` ' +
+      '(base64 x402 v1 PaymentPayload), never both: scheme "exact", an EIP-3009 USDC authorization of exactly ' +
+      'the fee to the treasury. It is checked without broadcasting (400 PAYMENT_INVALID naming the x402 ' +
+      "reason, also for a payload whose version is not its header's), recorded with the request, settled " +
+      'on-chain, and only then the request is recorded: 201 (`paid_ref` = the settlement transaction hash) ' +
+      'with the settlement answer in `PAYMENT-RESPONSE` (v2) or `X-PAYMENT-RESPONSE` (v1). 202 with the ' +
+      'pending-settlement body when the outcome is not known in time: do not re-sign; retry with the same ' +
+      'payment header to read it. The same authorization never pays twice, in either version. ' +
       '503 UNAVAILABLE when the balance does not cover the fee and payments are not configured.',
     tags: ['feedback'],
     class: 'bearer',
@@ -88,7 +91,11 @@ export const feedbackRoutes = (effects: SettlementEffects): RouteDefinition[] =>
     wallet: false,
     schema: {
       body: FeedbackCreateBody,
-      response: { 201: FeedbackReceiptSchema, 202: PendingSettlement, 402: X402PaymentRequired },
+      response: {
+        201: FeedbackCreatedResponse,
+        202: PendingSettlement,
+        402: FeedbackPaymentRequiredResponse,
+      },
     },
     docs: {
       errors: [
@@ -99,20 +106,25 @@ export const feedbackRoutes = (effects: SettlementEffects): RouteDefinition[] =>
         {
           code: 'PAYMENT_INVALID',
           when:
-            'the X-PAYMENT header or its authorization was refused before anything was broadcast (the message ' +
-            'names the x402 reason), or its settlement failed: nothing credited, nothing recorded',
+            'the payment header (PAYMENT-SIGNATURE or X-PAYMENT) or its authorization was refused before anything ' +
+            'was broadcast (the message names the x402 reason), or its settlement failed: nothing credited, ' +
+            'nothing recorded',
         },
         {
           code: 'UNAVAILABLE',
           when:
             'the balance does not cover the fee and payments are not configured, or the chain or the relayer ' +
-            'cannot settle an X-PAYMENT now',
+            'cannot settle a payment now',
         },
       ],
       responses: {
-        201: 'Recorded: paid from the prepaid balance, or settled on-chain with X-PAYMENT (X-PAYMENT-RESPONSE header).',
-        202: 'Settlement outcome unknown; reconciled from chain truth. Do not re-sign: retry with the same X-PAYMENT.',
-        402: 'The prepaid balance does not cover the fee: the x402 v1 payment requirements, with the error body beside them.',
+        201:
+          'Recorded: paid from the prepaid balance, or settled on-chain with an x402 payment (PAYMENT-RESPONSE ' +
+          'header for v2, X-PAYMENT-RESPONSE for v1).',
+        202: 'Settlement outcome unknown; reconciled from chain truth. Do not re-sign: retry with the same payment header.',
+        402:
+          'The prepaid balance does not cover the fee: the x402 v1 payment requirements with the error body beside ' +
+          'them, and the x402 v2 PaymentRequired in the PAYMENT-REQUIRED header.',
       },
       example: {
         body: { title: 'Limit orders', body: 'Let an agent rest a conversion at a price.' },
@@ -127,20 +139,18 @@ export const feedbackRoutes = (effects: SettlementEffects): RouteDefinition[] =>
     },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
-      const header = ctx.req.headers['x-payment'];
-      if (header !== undefined) {
+      const payment = paymentHeaderOf(ctx.req.headers);
+      if (payment !== null) {
         return ctx.replayable(async () => {
-          const paid = await payFeedbackWithX402(ctx.deps, effects, actor, ctx.body, header, ctx.deadline);
+          const paid = await payFeedbackWithX402(ctx.deps, effects, actor, ctx.body, payment, ctx.deadline);
           if (paid.state === 'pending') {
             return { status: 202, body: pendingSettlementBody(paid.row, 'feedback fee') };
           }
+          const { name, value } = paid.paymentResponse;
           return {
             status: 201,
             body: paid.receipt,
-            headers: {
-              'x-payment-response': paid.paymentResponse,
-              'access-control-expose-headers': 'X-PAYMENT-RESPONSE',
-            },
+            headers: { [name.toLowerCase()]: value, 'access-control-expose-headers': name },
           };
         });
       }
@@ -155,11 +165,9 @@ export const feedbackRoutes = (effects: SettlementEffects): RouteDefinition[] =>
         async (tx) => prepaidFeedbackAnswer(await recordPrepaidFeedback(tx, ctx.deps, actor, ctx.body)),
       );
       if (recorded.status !== 402) return recorded;
-      // Not stored for replay (402 never is): the retry carrying X-PAYMENT must be processed.
-      return {
-        status: 402,
-        body: await feedbackPaymentRequired(ctx.deps, actor.principal.accountId, ctx.requestId),
-      };
+      // Not stored for replay (402 never is): the retry carrying a payment must be processed.
+      const required = await feedbackPaymentRequired(ctx.deps, actor.principal.accountId, ctx.requestId);
+      return { status: 402, body: required.body, headers: required.headers };
     },
   }),
 ];

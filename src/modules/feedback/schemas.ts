@@ -118,3 +118,30 @@ export const X402PaymentRequired = Type.Object(
       'request with `X-PAYMENT`; any client may top up instead. The error body fields sit beside the x402 ones.',
   },
 );
+
+/** The 201 of POST /v1/feedback: the receipt, and the settlement answer of an x402 payment. */
+export const FeedbackCreatedResponse = {
+  description: 'Recorded: paid from the prepaid balance, or settled on-chain with an x402 payment.',
+  headers: {
+    'payment-response': Type.String({
+      description: 'Paid with PAYMENT-SIGNATURE (x402 v2): base64 of the SettleResponse JSON.',
+    }),
+    'x-payment-response': Type.String({
+      description: 'Paid with X-PAYMENT (x402 v1): base64 of the SettlementResponse JSON.',
+    }),
+  },
+  content: { 'application/json': { schema: FeedbackReceiptSchema } },
+};
+
+/** The 402 of POST /v1/feedback: the x402 v1 body with the error body beside it, and the v2 header. */
+export const FeedbackPaymentRequiredResponse = {
+  description: 'The prepaid balance does not cover the fee: pay with x402 (either version) or top up.',
+  headers: {
+    'payment-required': Type.String({
+      description:
+        'x402 v2: base64 of the PaymentRequired JSON {x402Version: 2, error, resource, accepts: [{scheme, ' +
+        'network (CAIP-2), amount, asset, payTo, maxTimeoutSeconds, extra}]}.',
+    }),
+  },
+  content: { 'application/json': { schema: X402PaymentRequired } },
+};

@@ -40,6 +40,7 @@ import {
   verifyAuthorization,
   type PaymentOutcome,
   type PaymentsDeps,
+  type PaymentTerms,
   type SettlementEffect,
   type SettlementEffects,
   type SettlementRow,
@@ -53,13 +54,17 @@ import {
   type FeatureRequestStatus,
 } from './store.ts';
 import {
-  checkNetwork,
+  checkPaymentTerms,
   decodePaymentHeader,
   encodePaymentResponseHeader,
+  networkOf,
+  paymentRequiredHeader,
   paymentRequirements,
+  X402_HEADERS,
   X402_PAYMENT_REQUIRED_ERROR,
   X402_VERSION,
   type PaymentRequiredBodyV1,
+  type X402Version,
 } from './x402.ts';
 
 /** The settlement purpose of an x402 feedback payment (src/settlement-effects.ts). */
@@ -226,16 +231,17 @@ function prepaidFeedback(deps: Pick<FeedbackDeps, 'config' | 'clock'>, actor: Ac
 
 /**
  * The 402 for a feature request the balance does not cover, recording the challenge it carries:
- * the x402 v1 body (`x402Version`, `error`, `accepts`) that x402 clients read, with the error
+ * the x402 v1 body (`x402Version`, `error`, `accepts`) that v1 clients read, with the error
  * body's fields beside it (`code` PAYMENT_REQUIRED, `message`, `remediation`, `docs_url`,
- * `request_id`, `next`) for every other client. Throws UNAVAILABLE when payments are not
- * configured (no x402 then).
+ * `request_id`, `next`) for every other client, and the same requirement as x402 v2 in the
+ * `PAYMENT-REQUIRED` header (`headers`), which v2 clients read. Throws UNAVAILABLE when payments
+ * are not configured (no x402 then).
  */
 export async function feedbackPaymentRequired(
   deps: FeedbackDeps,
   accountId: string,
   requestId: string,
-): Promise<PaymentRequiredBodyV1 & ErrorBody> {
+): Promise<{ body: PaymentRequiredBodyV1 & ErrorBody; headers: Record<string, string> }> {
   const terms = await paymentTerms(deps);
   const amount = deps.config.fees.feedbackMicro;
   const resource = feedbackResource(deps);
@@ -252,34 +258,48 @@ export async function feedbackPaymentRequired(
     `The prepaid balance does not cover the fee of ${formatUsd(amount)} USD for recording a feature request.`,
     {
       remediation:
-        'Pay this request with x402: retry it with an X-PAYMENT header signed from `accepts`. Or top up the ' +
-        'prepaid balance (POST /v1/balance/topups) and retry without one.',
+        'Pay this request with x402: retry it with a PAYMENT-SIGNATURE header signed from the PAYMENT-REQUIRED ' +
+        'header (x402 v2), or an X-PAYMENT header signed from `accepts` (x402 v1). Or top up the prepaid ' +
+        'balance (POST /v1/balance/topups) and retry without one.',
     },
   );
+  const requirement = {
+    resource,
+    amount,
+    description:
+      `Fee of ${formatUsd(amount)} USD for recording a feature request (POST ${FEEDBACK_PATH}), paid in USDC. ` +
+      'A funded prepaid balance pays it instead (POST /v1/balance/topups).',
+  };
+  const required = X402_HEADERS[2].required;
   return {
-    ...errorBody(refusal, requestId, deps.config),
-    x402Version: X402_VERSION,
-    error: X402_PAYMENT_REQUIRED_ERROR,
-    accepts: [
-      paymentRequirements(terms, {
-        resource,
-        amount,
-        description:
-          `Fee of ${formatUsd(amount)} USD for recording a feature request (POST ${FEEDBACK_PATH}), paid in USDC. ` +
-          'A funded prepaid balance pays it instead (POST /v1/balance/topups).',
-      }),
-    ],
+    body: {
+      ...errorBody(refusal, requestId, deps.config),
+      x402Version: X402_VERSION,
+      error: X402_PAYMENT_REQUIRED_ERROR,
+      accepts: [paymentRequirements(terms, requirement)],
+    },
+    headers: {
+      [required.toLowerCase()]: paymentRequiredHeader(terms, requirement),
+      'access-control-expose-headers': required,
+      'cache-control': 'no-store',
+    },
   };
 }
 
 // ------------------------------------------------------------------------------ x402
 
 export type PaidFeedbackResult =
-  | { state: 'settled'; receipt: FeedbackReceipt; paymentResponse: string }
+  | {
+      state: 'settled';
+      receipt: FeedbackReceipt;
+      /** The settlement answer header of the payment's version, named and encoded. */
+      paymentResponse: { name: string; value: string };
+    }
   | { state: 'pending'; row: SettlementRow };
 
 /**
- * Records a feature request paid by the `X-PAYMENT` header: decoded, checked without
+ * Records a feature request paid by an x402 payment (`X-PAYMENT`, v1, or `PAYMENT-SIGNATURE`,
+ * v2: the same authorization either way): decoded, checked without
  * broadcasting (exactly the fee, to the treasury, in USDC on the payments chain), then settled
  * with the request written beside the settlement before anything is broadcast. The same header
  * again never pays twice: `pending` while the settlement is unfinished, then the recorded request.
@@ -293,13 +313,14 @@ export async function payFeedbackWithX402(
   effects: SettlementEffects,
   actor: Actor,
   input: FeedbackInput,
-  header: string | string[],
+  sent: { version: X402Version; header: string | string[] },
   deadline: Deadline,
 ): Promise<PaidFeedbackResult> {
-  const payment = decodePaymentHeader(header);
+  const payment = decodePaymentHeader(sent.header, sent.version);
   const terms = await paymentTerms(deps);
-  checkNetwork(payment, terms);
+  checkPaymentTerms(payment, terms, deps.config.fees.feedbackMicro);
   const submitted = toSubmitted(payment.payload);
+  const version = payment.version;
   const accountId = actor.principal.accountId;
 
   let outcome: PaymentOutcome;
@@ -314,7 +335,7 @@ export async function payFeedbackWithX402(
       // A concurrent retry of this very payment may have recorded (and used) it meanwhile.
       const raced = await findExistingSettlement(deps.db, terms, submitted);
       if (!raced) throw err;
-      return finish(deps, terms.network, sameRequestOutcome(raced, accountId, submitted, input));
+      return finish(deps, terms, version, sameRequestOutcome(raced, accountId, submitted, input));
     }
     outcome = await submitPayment(deps, effects, {
       accountId,
@@ -332,7 +353,7 @@ export async function payFeedbackWithX402(
     // A concurrent submission of the same authorization may have written the row first.
     assertSameRequest(outcome.row, accountId, submitted, input);
   }
-  return finish(deps, terms.network, outcome);
+  return finish(deps, terms, version, outcome);
 }
 
 /** What a second submission of a recorded authorization gets; another request or payer is refused. */
@@ -373,7 +394,7 @@ function assertSameRequest(
         'request (invalid_transaction_state). Nothing was broadcast or credited.',
       {
         remediation:
-          'To read the outcome of the first submission, retry it unchanged (same body, same X-PAYMENT). ' +
+          'To read the outcome of the first submission, retry it unchanged (same body, same payment header). ' +
           'For a new feature request, sign a new authorization with a fresh nonce.',
       },
     );
@@ -382,7 +403,8 @@ function assertSameRequest(
 
 async function finish(
   deps: FeedbackDeps,
-  network: string,
+  terms: PaymentTerms,
+  version: X402Version,
   outcome: PaymentOutcome,
 ): Promise<PaidFeedbackResult> {
   if (outcome.state === 'pending') return { state: 'pending', row: outcome.row };
@@ -409,12 +431,15 @@ async function finish(
         typeof result['charged_usd'] === 'string' ? result['charged_usd'] : formatUsd(BigInt(row.value)),
       paid_ref: txHash,
     },
-    paymentResponse: encodePaymentResponseHeader({
-      success: true,
-      transaction: txHash,
-      network,
-      payer: getAddress(row.payer),
-    }),
+    paymentResponse: {
+      name: X402_HEADERS[version].response,
+      value: encodePaymentResponseHeader({
+        success: true,
+        transaction: txHash,
+        network: networkOf(terms, version),
+        payer: getAddress(row.payer),
+      }),
+    },
   };
 }
 

@@ -4,7 +4,14 @@
 // broadcast, credited or debited; a settlement whose outcome is unknown answers 202 until the
 // reconciler finishes it.
 
-import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client, type Network } from '@x402/fetch';
+import {
+  decodePaymentResponseHeader,
+  wrapFetchWithPayment,
+  x402Client,
+  x402HTTPClient,
+  type Network,
+} from '@x402/fetch';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/client';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
@@ -89,16 +96,116 @@ async function xPayment(
   return encode({ x402Version: 1, scheme: 'exact', network: 'base', payload, ...top });
 }
 
-function post(token: string, header: string | undefined, payload: unknown = { title: TITLE, body: BODY }) {
+/** The requirement of the 402's PAYMENT-REQUIRED header, as a v2 client echoes it in `accepted`. */
+function acceptedOffer(over: Record<string, unknown> = {}) {
+  return {
+    scheme: 'exact',
+    network: `eip155:${PAYMENTS_CHAIN}`,
+    amount: String(USD),
+    asset: setup.usdc,
+    payTo: setup.treasury,
+    maxTimeoutSeconds: 300,
+    extra: { name: 'USD Coin', version: '2' },
+    ...over,
+  };
+}
+
+/** A PAYMENT-SIGNATURE header as an x402 v2 client builds it, from a signed authorization. */
+async function v2Payment(
+  payer: Payer,
+  fields: Partial<AuthorizationFields> = {},
+  accepted: Record<string, unknown> = {},
+) {
+  const payload = await signAuthorization(setup, payer, { to: setup.treasury, value: USD, ...fields });
+  return encode({
+    x402Version: 2,
+    resource: { url: `${url}/v1/feedback`, description: 'fee', mimeType: 'application/json' },
+    accepted: acceptedOffer(accepted),
+    payload,
+  });
+}
+
+/** POST /v1/feedback, with `header` as the payment of `version` (X-PAYMENT for 1, PAYMENT-SIGNATURE for 2). */
+function post(
+  token: string,
+  header: string | undefined,
+  payload: unknown = { title: TITLE, body: BODY },
+  version: 1 | 2 = 1,
+) {
+  const name = version === 1 ? 'x-payment' : 'payment-signature';
   return t.app.fastify.inject({
     method: 'POST',
     url: '/v1/feedback',
-    headers: { ...bearer(token), ...(header === undefined ? {} : { 'x-payment': header }) },
+    headers: { ...bearer(token), ...(header === undefined ? {} : { [name]: header }) },
     payload: payload as object,
   });
 }
 
-describe('the official x402 client pays POST /v1/feedback', () => {
+/** How each version's official client pays, and what it sends and reads. */
+const VERSIONS = [
+  {
+    version: 2 as const,
+    name: 'x402 v2, its default (ExactEvmScheme on eip155:8453 through wrapFetchWithPayment)',
+    paymentHeader: 'payment-signature',
+    responseHeader: 'payment-response',
+    network: `eip155:${PAYMENTS_CHAIN}`,
+  },
+  {
+    version: 1 as const,
+    name: 'x402 v1 (its v1 exact scheme, given the 402 body)',
+    paymentHeader: 'x-payment',
+    responseHeader: 'x-payment-response',
+    network: 'base',
+  },
+];
+
+/**
+ * Pays POST /v1/feedback with the official client, unchanged. v2: `wrapFetchWithPayment` with the
+ * v2 exact scheme, as the client's quick start sets it up (it reads PAYMENT-REQUIRED). v1: the same
+ * library's v1 exact scheme, handed the 402's JSON body (a 2.x client reads the v2 header first when
+ * there is one, so a v1 client is one that reads the body). Returns every answer seen, in order.
+ */
+async function payWithOfficialClient(version: 1 | 2, payer: Payer, token: string) {
+  const account = privateKeyToAccount(payer.privateKey);
+  const seen: { status: number; headers: Headers; sent: Headers; text: string }[] = [];
+  const recordingFetch: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const sent = new Headers(request.headers);
+    const res = await fetch(request);
+    const text = await res.clone().text();
+    seen.push({ status: res.status, headers: res.headers, sent, text });
+    return res;
+  };
+  const request = {
+    method: 'POST',
+    headers: { ...bearer(token), 'content-type': 'application/json' },
+    body: JSON.stringify({ title: TITLE, body: BODY }),
+  };
+  // The devnet's USDC is not at Base's address: the client's spend controls must list it.
+  const allowed = { asset: setup.usdc, maxAmountPerPayment: '1000000' };
+  if (version === 2) {
+    const client = new x402Client()
+      .register(`eip155:${PAYMENTS_CHAIN}`, new ExactEvmScheme(account))
+      .setSpendControls({ allowedAssets: [{ network: `eip155:${PAYMENTS_CHAIN}`, ...allowed }] });
+    await wrapFetchWithPayment(recordingFetch, client)(`${url}/v1/feedback`, request);
+    return seen;
+  }
+  const client = new x402Client()
+    .registerV1('base', new ExactEvmSchemeV1(account))
+    // (Network is typed as CAIP-2 for v2; v1 names match the same way.)
+    .setSpendControls({ allowedAssets: [{ network: 'base' as Network, ...allowed }] });
+  const http = new x402HTTPClient(client);
+  const required = await recordingFetch(`${url}/v1/feedback`, request);
+  const body: unknown = await required.json();
+  const payload = await client.createPaymentPayload(http.getPaymentRequiredResponse(() => null, body));
+  await recordingFetch(`${url}/v1/feedback`, {
+    ...request,
+    headers: { ...request.headers, ...http.encodePaymentSignatureHeader(payload) },
+  });
+  return seen;
+}
+
+describe.each(VERSIONS)('the official client pays POST /v1/feedback with $name', (v) => {
   let acc: AccountWithSession;
   let payer: Payer;
   let sentHeader = '';
@@ -110,43 +217,52 @@ describe('the official x402 client pays POST /v1/feedback', () => {
     const treasuryBefore = await usdcOf(setup.treasury);
     const relayerBefore = await relayerTxCount();
 
-    const sent: { status: number; xPayment: string | null }[] = [];
-    const recordingFetch: typeof fetch = async (input, init) => {
-      const request = new Request(input, init);
-      const res = await fetch(request);
-      sent.push({ status: res.status, xPayment: request.headers.get('x-payment') });
-      return res;
-    };
-    const client = new x402Client()
-      .registerV1('base', new ExactEvmSchemeV1(privateKeyToAccount(payer.privateKey)))
-      // The devnet's USDC is not one of the library's known assets: allow it, capped at the fee.
-      // (Network is typed as CAIP-2 for v2; v1 names match the same way.)
-      .setSpendControls({
-        allowedAssets: [{ network: 'base' as Network, asset: setup.usdc, maxAmountPerPayment: '1000000' }],
-      });
-    const payingFetch = wrapFetchWithPayment(recordingFetch, client);
-    const res = await payingFetch(`${url}/v1/feedback`, {
-      method: 'POST',
-      headers: { ...bearer(acc.sessionToken), 'content-type': 'application/json' },
-      body: JSON.stringify({ title: TITLE, body: BODY }),
-    });
-    const text = await res.text();
-    expect(res.status, text).toBe(201);
-    expect(sent.map((s) => s.status)).toEqual([402, 201]);
-    expect(sent[0]?.xPayment).toBeNull();
-    sentHeader = sent[1]?.xPayment ?? '';
+    const seen = await payWithOfficialClient(v.version, payer, acc.sessionToken);
+    expect(
+      seen.map((s) => s.status),
+      seen.at(-1)?.text,
+    ).toEqual([402, 201]);
+    const [challenge, paid] = seen as [(typeof seen)[0], (typeof seen)[0]];
+    // The 402 speaks both versions: the v1 body and the v2 header, for the same payment.
+    const v1Body = JSON.parse(challenge.text) as { x402Version: number; accepts: Record<string, unknown>[] };
+    const v2Header = JSON.parse(
+      Buffer.from(challenge.headers.get('payment-required') ?? '', 'base64').toString('utf8'),
+    ) as { x402Version: number; resource: { url: string }; accepts: Record<string, unknown>[] };
+    expect(v1Body).toMatchObject({ x402Version: 1, code: 'PAYMENT_REQUIRED' });
+    expect(v2Header).toMatchObject({ x402Version: 2, resource: { url: `${url}/v1/feedback` } });
+    expect(v2Header.accepts).toEqual([
+      {
+        scheme: 'exact',
+        network: `eip155:${PAYMENTS_CHAIN}`,
+        amount: '1000000',
+        asset: v1Body.accepts[0]?.['asset'],
+        payTo: v1Body.accepts[0]?.['payTo'],
+        maxTimeoutSeconds: 300,
+        extra: v1Body.accepts[0]?.['extra'],
+      },
+    ]);
+    expect(challenge.sent.get('x-payment')).toBeNull();
+    expect(challenge.sent.get('payment-signature')).toBeNull();
+    // Exactly one payment header, the version's own.
+    const other = v.paymentHeader === 'x-payment' ? 'payment-signature' : 'x-payment';
+    expect(paid.sent.get(other)).toBeNull();
+    sentHeader = paid.sent.get(v.paymentHeader) ?? '';
     expect(sentHeader).not.toBe('');
 
-    const receipt = JSON.parse(text) as { id: string; status: string; charged_usd: string; paid_ref: string };
+    const receipt = JSON.parse(paid.text) as {
+      id: string;
+      status: string;
+      charged_usd: string;
+      paid_ref: string;
+    };
     firstId = receipt.id;
     expect(receipt).toMatchObject({ status: 'open', charged_usd: '1' });
     expect(receipt.paid_ref).toMatch(/^0x[0-9a-f]{64}$/);
-    const header = res.headers.get('x-payment-response');
-    expect(header).not.toBeNull();
-    expect(decodePaymentResponseHeader(header ?? '')).toEqual({
+    expect(paid.headers.get(other === 'x-payment' ? 'x-payment-response' : 'payment-response')).toBeNull();
+    expect(decodePaymentResponseHeader(paid.headers.get(v.responseHeader) ?? '')).toEqual({
       success: true,
       transaction: receipt.paid_ref,
-      network: 'base',
+      network: v.network,
       payer: getAddress(payer.address),
     });
     expect((await chain().getReceipt(PAYMENTS_CHAIN, receipt.paid_ref as Hex))?.status).toBe('success');
@@ -207,21 +323,26 @@ describe('the official x402 client pays POST /v1/feedback', () => {
     expect(listed.body).not.toContain(BODY);
   });
 
-  it('answers a retry with the same X-PAYMENT with the same request, charging nothing again', async () => {
+  it('answers a replay of the same payment with the same request, charging nothing again', async () => {
     expect(sentHeader).not.toBe('');
     const relayerBefore = await relayerTxCount();
     const treasuryBefore = await usdcOf(setup.treasury);
     for (let i = 0; i < 2; i++) {
       const res = await fetch(`${url}/v1/feedback`, {
         method: 'POST',
-        headers: { ...bearer(acc.sessionToken), 'content-type': 'application/json', 'x-payment': sentHeader },
+        headers: {
+          ...bearer(acc.sessionToken),
+          'content-type': 'application/json',
+          [v.paymentHeader]: sentHeader,
+        },
         body: JSON.stringify({ title: TITLE, body: BODY }),
       });
       const text = await res.text();
       expect(res.status, text).toBe(201);
       expect(JSON.parse(text)).toMatchObject({ id: firstId, charged_usd: '1' });
-      expect(decodePaymentResponseHeader(res.headers.get('x-payment-response') ?? '')).toMatchObject({
+      expect(decodePaymentResponseHeader(res.headers.get(v.responseHeader) ?? '')).toMatchObject({
         success: true,
+        network: v.network,
       });
     }
     expect(await relayerTxCount()).toBe(relayerBefore);
@@ -229,18 +350,23 @@ describe('the official x402 client pays POST /v1/feedback', () => {
     expect(await usdcOf(setup.treasury)).toBe(treasuryBefore);
     expect(await groupsOf(acc.accountId)).toHaveLength(2);
     expect(await requestsOf(acc.accountId)).toHaveLength(1);
+    expect((await readPrepaidBalance(t.db.db, acc.accountId)).balanceMicro).toBe(0n);
   });
 
-  it('refuses the same X-PAYMENT for another request or from another account', async () => {
+  it('refuses the same payment for another request or from another account', async () => {
     expect(sentHeader).not.toBe('');
     const other = expectErrorBody(
-      await post(acc.sessionToken, sentHeader, { title: 'Another title here', body: BODY }),
+      await post(acc.sessionToken, sentHeader, { title: 'Another title here', body: BODY }, v.version),
       400,
       'PAYMENT_INVALID',
     );
     expect(other.message).toMatch(/invalid_transaction_state/);
     const stranger = await createAccountWithSession(t.db.db);
-    expectErrorBody(await post(stranger.sessionToken, sentHeader), 400, 'PAYMENT_INVALID');
+    expectErrorBody(
+      await post(stranger.sessionToken, sentHeader, undefined, v.version),
+      400,
+      'PAYMENT_INVALID',
+    );
     expect(await requestsOf(stranger.accountId)).toEqual([]);
     expect(await requestsOf(acc.accountId)).toHaveLength(1);
   });
@@ -269,6 +395,54 @@ describe.skipIf(!process.env.DATABASE_URL)('concurrent submissions of one X-PAYM
     const again = await post(acc.sessionToken, header);
     expect(again.statusCode).toBe(201);
     expect(again.json().id).toBe(requests[0]?.id);
+  });
+});
+
+describe('a v2 payment racing its own v1 twin', () => {
+  it('settles once: one transfer, one credit, one fee, one request; each version reads it in its own header', async () => {
+    const acc = await createAccountWithSession(t.db.db);
+    const payer = await newPayer(devnet, 3n * USD);
+    // One authorization, sent as an x402 v2 payment and as its v1 twin, three times each, at once.
+    const payload = await signAuthorization(setup, payer, { to: setup.treasury, value: USD });
+    const twins = {
+      1: encode({ x402Version: 1, scheme: 'exact', network: 'base', payload }),
+      2: encode({ x402Version: 2, accepted: acceptedOffer(), payload }),
+    };
+    const relayerBefore = await relayerTxCount();
+    const order = [2, 1, 2, 1, 2, 1] as const;
+    const answers = await Promise.all(
+      order.map((version) => post(acc.sessionToken, twins[version], undefined, version)),
+    );
+    const statuses = answers.map((a) => a.statusCode);
+    expect(
+      statuses.every((s) => s === 201 || s === 202),
+      answers.map((a) => a.body).join('\n'),
+    ).toBe(true);
+    expect(statuses).toContain(201);
+    expect(await relayerTxCount()).toBe(relayerBefore + 1);
+    expect(await usdcOf(payer.address)).toBe(2n * USD);
+    expect((await groupsOf(acc.accountId)).map((g) => g.kind)).toEqual(['topup', 'fee.feedback']);
+    expect((await readPrepaidBalance(t.db.db, acc.accountId)).balanceMicro).toBe(0n);
+    const requests = await requestsOf(acc.accountId);
+    expect(requests).toHaveLength(1);
+    for (const a of answers.filter((x) => x.statusCode === 201)) expect(a.json().id).toBe(requests[0]?.id);
+
+    // Settled: each twin reads the one request, its answer in its own version's header.
+    const v1 = await post(acc.sessionToken, twins[1], undefined, 1);
+    const v2 = await post(acc.sessionToken, twins[2], undefined, 2);
+    expect([v1.json().id, v2.json().id]).toEqual([requests[0]?.id, requests[0]?.id]);
+    expect(v1.headers['payment-response']).toBeUndefined();
+    expect(v2.headers['x-payment-response']).toBeUndefined();
+    expect(decodePaymentResponseHeader(String(v1.headers['x-payment-response']))).toMatchObject({
+      success: true,
+      network: 'base',
+    });
+    expect(decodePaymentResponseHeader(String(v2.headers['payment-response']))).toMatchObject({
+      success: true,
+      network: `eip155:${PAYMENTS_CHAIN}`,
+      transaction: v1.json().paid_ref,
+    });
+    expect(await relayerTxCount()).toBe(relayerBefore + 1);
   });
 });
 
@@ -312,7 +486,7 @@ describe('bad payments are refused with nothing broadcast, credited or debited',
     expect(relayerAfterSetup).toBe(relayerBefore + 1);
     const payerUsdc = await usdcOf(payer.address);
 
-    const cases: { name: string; header: () => Promise<string> | string; says: RegExp }[] = [
+    const cases: { name: string; header: () => Promise<string> | string; says: RegExp; version?: 2 }[] = [
       { name: 'not base64', header: () => '%%% not base64 %%%', says: /not standard base64/ },
       { name: 'base64 but not JSON', header: () => encode('hello, world'), says: /not decode to JSON/ },
       {
@@ -410,9 +584,103 @@ describe('bad payments are refused with nothing broadcast, credited or debited',
         header: () => xPayment(payer, { nonce: spent.authorization['nonce'] as Hex }),
         says: /invalid_transaction_state/,
       },
+      // PAYMENT-SIGNATURE (x402 v2): the same authorization checks, and the accepted requirement.
+      {
+        name: 'v2: an x402 v1 payment in PAYMENT-SIGNATURE',
+        header: () => encode({ x402Version: 1, scheme: 'exact', network: 'base', payload: good }),
+        says: /invalid_x402_version/,
+        version: 2,
+      },
+      {
+        name: 'v2: not base64',
+        header: () => '%%%',
+        says: /PAYMENT-SIGNATURE header is not standard base64/,
+        version: 2,
+      },
+      {
+        name: 'v2: another scheme',
+        header: () => v2Payment(payer, {}, { scheme: 'upto' }),
+        says: /unsupported_scheme/,
+        version: 2,
+      },
+      {
+        name: 'v2: another network',
+        header: () => v2Payment(payer, {}, { network: 'eip155:84532' }),
+        says: /invalid_network/,
+        version: 2,
+      },
+      {
+        name: 'v2: a v1 network name',
+        header: () => v2Payment(payer, {}, { network: 'base' }),
+        says: /invalid_network/,
+        version: 2,
+      },
+      {
+        name: 'v2: another payee accepted',
+        header: () => v2Payment(payer, {}, { payTo: stranger.address }),
+        says: /invalid_payment_requirements/,
+        version: 2,
+      },
+      {
+        name: 'v2: another asset accepted',
+        header: () => v2Payment(payer, {}, { asset: weth }),
+        says: /invalid_payment_requirements/,
+        version: 2,
+      },
+      {
+        name: 'v2: less accepted and signed',
+        header: () => v2Payment(payer, { value: USD - 1n }, { amount: String(USD - 1n) }),
+        says: /authorization_value_mismatch/,
+        version: 2,
+      },
+      {
+        name: 'v2: the offer accepted but more signed',
+        header: () => v2Payment(payer, { value: 2n * USD }),
+        says: /authorization_value/,
+        version: 2,
+      },
+      {
+        name: 'v2: no accepted requirement',
+        header: async () => {
+          const payload = await signAuthorization(setup, payer, { to: setup.treasury, value: USD });
+          return encode({ x402Version: 2, payload });
+        },
+        says: /unsupported_scheme/,
+        version: 2,
+      },
+      {
+        name: 'v2: expired',
+        header: () => v2Payment(payer, { validBefore: now - 10n }),
+        says: /valid_before/,
+        version: 2,
+      },
+      {
+        name: 'v2: forged',
+        header: async () => {
+          const forged = await signAuthorization(setup, stranger, { to: setup.treasury, value: USD });
+          const payload = { ...forged, authorization: { ...forged.authorization, from: payer.address } };
+          return encode({ x402Version: 2, accepted: acceptedOffer(), payload });
+        },
+        says: /invalid_exact_evm_payload_signature/,
+        version: 2,
+      },
     ];
+    // Both versions at once: one payment per request.
+    const both = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/feedback',
+      headers: {
+        ...bearer(acc.sessionToken),
+        'x-payment': await xPayment(payer),
+        'payment-signature': await v2Payment(payer),
+      },
+      payload: { title: TITLE, body: BODY },
+    });
+    expect(expectErrorBody(both, 400, 'PAYMENT_INVALID').message).toMatch(
+      /both X-PAYMENT and PAYMENT-SIGNATURE/,
+    );
     for (const c of cases) {
-      const res = await post(acc.sessionToken, await c.header());
+      const res = await post(acc.sessionToken, await c.header(), undefined, c.version ?? 1);
       const err = expectErrorBody(res, 400, 'PAYMENT_INVALID');
       expect(err.message, c.name).toMatch(c.says);
       expect(err.message, c.name).toMatch(/Nothing was broadcast or credited/);
@@ -426,16 +694,37 @@ describe('bad payments are refused with nothing broadcast, credited or debited',
     expect(await listChallenges(t.db.db, acc.accountId)).toEqual([]);
   });
 
-  it('refuses random garbage in X-PAYMENT (fast-check)', async () => {
+  it('refuses random garbage in X-PAYMENT and PAYMENT-SIGNATURE (fast-check)', async () => {
     console.log(`x402 header fuzz seed: ${seed} (set FUZZ_SEED to replay)`);
     const acc = await createAccountWithSession(t.db.db);
     const relayerBefore = await relayerTxCount();
     const printable = fc.stringMatching(/^[\x21-\x7e][\x20-\x7e]{0,300}[\x21-\x7e]$/);
     const payloadish = fc.record(
       {
-        x402Version: fc.oneof(fc.constant(1), fc.integer(), fc.string(), fc.constant(null)),
+        x402Version: fc.oneof(fc.constant(1), fc.constant(2), fc.integer(), fc.string(), fc.constant(null)),
         scheme: fc.oneof(fc.constant('exact'), fc.string()),
         network: fc.oneof(fc.constant('base'), fc.string()),
+        accepted: fc.oneof(
+          fc.jsonValue({ maxDepth: 2 }),
+          fc.dictionary(
+            fc.constantFrom(
+              'scheme',
+              'network',
+              'amount',
+              'asset',
+              'payTo',
+              'maxTimeoutSeconds',
+              'extra',
+              'other',
+            ),
+            fc.oneof(
+              fc.constantFrom('exact', `eip155:${PAYMENTS_CHAIN}`, '1000000'),
+              fc.string(),
+              fc.integer(),
+              fc.stringMatching(/^0x[0-9a-f]{40}$/),
+            ),
+          ),
+        ),
         payload: fc.oneof(
           fc.jsonValue({ maxDepth: 2 }),
           fc.record({
@@ -457,8 +746,8 @@ describe('bad payments are refused with nothing broadcast, credited or debited',
       fc.uint8Array({ minLength: 1, maxLength: 200 }).map((b) => Buffer.from(b).toString('base64')),
     );
     await fc.assert(
-      fc.asyncProperty(headers, async (header) => {
-        const res = await post(acc.sessionToken, header);
+      fc.asyncProperty(headers, fc.constantFrom(1 as const, 2 as const), async (header, version) => {
+        const res = await post(acc.sessionToken, header, undefined, version);
         expect(res.statusCode, `${header} → ${res.body}`).toBe(400);
         const body = checkErrorShape(
           JSON.parse(res.body) as Record<string, unknown>,
@@ -467,7 +756,7 @@ describe('bad payments are refused with nothing broadcast, credited or debited',
         );
         expect(res.statusCode, `${header} → ${res.body}`).toBe(400);
         expect(body.message).toMatch(
-          /\((invalid_payload|invalid_x402_version|unsupported_scheme|invalid_network)\)/,
+          /\((invalid_payload|invalid_x402_version|unsupported_scheme|invalid_network|invalid_payment_requirements|invalid_exact_evm_payload_authorization_value_mismatch)\)/,
         );
       }),
       { seed, numRuns: FUZZ_RUNS },
