@@ -144,7 +144,12 @@ export class Purser {
         continue;
       }
       if (response.status >= 400)
-        throw new PurserError(response.status, parsed, response.headers.get('x-request-id'));
+        throw new PurserError(
+          response.status,
+          parsed,
+          response.headers.get('x-request-id'),
+          response.headers.get('payment-required'),
+        );
       return new Response(text, {
         status: response.status,
         statusText: response.statusText,

@@ -20,8 +20,15 @@ export class PurserError extends Error {
   readonly docsUrl: string | null;
   /** The whole parsed body (a 402 carries the x402 payment requirements beside the error fields). */
   readonly body: unknown;
+  /** A 402's `PAYMENT-REQUIRED` header (x402 v2 requirements, base64), for `signX402PaymentV2`. */
+  readonly paymentRequired: string | null;
 
-  constructor(status: number, body: unknown, requestId: string | null) {
+  constructor(
+    status: number,
+    body: unknown,
+    requestId: string | null,
+    paymentRequired: string | null = null,
+  ) {
     const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
     const text = (k: string) => (typeof b[k] === 'string' ? (b[k] as string) : null);
     super(text('message') ?? `The API answered ${status} without an error body.`);
@@ -32,6 +39,7 @@ export class PurserError extends Error {
     this.requestId = text('request_id') ?? requestId;
     this.docsUrl = text('docs_url');
     this.body = body;
+    this.paymentRequired = paymentRequired;
   }
 }
 

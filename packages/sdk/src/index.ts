@@ -6,7 +6,9 @@ export {
   signDelegation,
   signTopUp,
   signX402Payment,
+  signX402PaymentV2,
   type PaymentRequirementsV1,
+  type PaymentRequirementsV2,
   type SignedAuthorization,
   type TopupTerms,
 } from './signing.ts';

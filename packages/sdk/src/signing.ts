@@ -1,6 +1,7 @@
 // The signatures an agent makes for the API, from what the API itself answers: a prepaid top-up
-// (EIP-3009 TransferWithAuthorization from the top-up terms), an x402 v1 payment (the same
-// authorization, from a 402's requirements) and a delegation's enable signature (its typed data).
+// (EIP-3009 TransferWithAuthorization from the top-up terms), an x402 payment in version 1 or 2
+// (the same authorization, from a 402's requirements) and a delegation's enable signature (its
+// typed data).
 
 import { getAddress, toHex, type Hex, type LocalAccount, type TypedDataDefinition } from 'viem';
 import type { components } from './schema.ts';
@@ -116,6 +117,47 @@ export async function signX402Payment(
     validForSeconds: req.maxTimeoutSeconds,
   });
   const json = JSON.stringify({ x402Version: 1, scheme: 'exact', network: req.network, payload });
+  return Buffer.from(json, 'utf8').toString('base64');
+}
+
+/** One entry of an x402 v2 PaymentRequired's `accepts` (the 402's `PAYMENT-REQUIRED` header). */
+export interface PaymentRequirementsV2 {
+  scheme: string;
+  network: string;
+  amount: string;
+  asset: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  extra?: { name?: string; version?: string };
+}
+
+/**
+ * The `PAYMENT-SIGNATURE` header value (x402 v2, exact scheme) that pays a 402, from its
+ * `PAYMENT-REQUIRED` header (`PurserError.paymentRequired`). Retry the same request with it.
+ */
+export async function signX402PaymentV2(account: LocalAccount, paymentRequired: string): Promise<string> {
+  const required = JSON.parse(Buffer.from(paymentRequired, 'base64').toString('utf8')) as {
+    x402Version?: number;
+    resource?: unknown;
+    accepts?: PaymentRequirementsV2[];
+  };
+  if (required.x402Version !== 2) throw new Error('The PAYMENT-REQUIRED header is not x402 version 2.');
+  const accepted = required.accepts?.find((a) => a.scheme === 'exact' && /^eip155:\d+$/.test(a.network));
+  if (!accepted) throw new Error('The 402 answer offers no exact-scheme payment on an EVM chain.');
+  if (!accepted.extra?.name || !accepted.extra.version)
+    throw new Error('The requirements lack the token EIP-712 name and version (extra).');
+  const payload = await signAuthorization(account, {
+    domain: {
+      name: accepted.extra.name,
+      version: accepted.extra.version,
+      chainId: Number(accepted.network.slice('eip155:'.length)),
+      verifyingContract: accepted.asset,
+    },
+    to: accepted.payTo,
+    value: BigInt(accepted.amount),
+    validForSeconds: accepted.maxTimeoutSeconds,
+  });
+  const json = JSON.stringify({ x402Version: 2, resource: required.resource, accepted, payload });
   return Buffer.from(json, 'utf8').toString('base64');
 }
 

@@ -18,6 +18,7 @@ import {
   PurserError,
   signTopUp,
   signX402Payment,
+  signX402PaymentV2,
   verifyWebhook,
   WebhookVerificationError,
   type Exchange,
@@ -153,6 +154,23 @@ describe('payments', () => {
     );
     expect(paid).toMatchObject({ charged_usd: '1' });
     expect((paid as { paid_ref: string }).paid_ref).toMatch(/^0x[0-9a-f]{64}$/);
+
+    // The same 402 in x402 version 2: its PAYMENT-REQUIRED header, paid with PAYMENT-SIGNATURE.
+    const again = {
+      title: 'An SDK-paid request, v2',
+      body: 'Paid with signX402PaymentV2 from the 402 header.',
+    };
+    const refusedV2 = (await purser.api
+      .POST('/v1/feedback', { body: again })
+      .catch((x: unknown) => x)) as PurserError;
+    expect(refusedV2.status).toBe(402);
+    expect(refusedV2.paymentRequired).toEqual(expect.any(String));
+    const v2 = await signX402PaymentV2(owner, refusedV2.paymentRequired!);
+    const paidV2 = await ok(
+      purser.api.POST('/v1/feedback', { body: again, headers: { 'PAYMENT-SIGNATURE': v2 } }),
+    );
+    expect(paidV2).toMatchObject({ charged_usd: '1' });
+    expect((paidV2 as { paid_ref: string }).paid_ref).not.toBe((paid as { paid_ref: string }).paid_ref);
   });
 });
 
