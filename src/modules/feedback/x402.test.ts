@@ -768,7 +768,7 @@ describe('bad payments are refused with nothing broadcast, credited or debited',
   });
 });
 
-describe('an unknown settlement outcome', () => {
+describe.each([1, 2] as const)('an unknown settlement outcome (x402 v%i)', (version) => {
   it('answers 202 while pending, then 201 with the request the reconciler recorded', async () => {
     const payments = t.deps.config.payments;
     t.deps.config.payments = { ...payments, confirmTimeoutMs: 0, reconcileAfterSeconds: 0 };
@@ -776,10 +776,10 @@ describe('an unknown settlement outcome', () => {
       const acc = await createAccountWithSession(t.db.db);
       const payer = await newPayer(devnet, 3n * USD);
       const nonce = toHex(randomBytes(32));
-      const header = await xPayment(payer, { nonce });
+      const header = version === 1 ? await xPayment(payer, { nonce }) : await v2Payment(payer, { nonce });
 
       for (let i = 0; i < 2; i++) {
-        const res = await post(acc.sessionToken, header);
+        const res = await post(acc.sessionToken, header, undefined, version);
         expect(res.statusCode, res.body).toBe(202);
         expect(res.json()).toEqual({
           settlement_status: 'pending',
@@ -796,10 +796,10 @@ describe('an unknown settlement outcome', () => {
       const requests = await requestsOf(acc.accountId);
       expect(requests).toHaveLength(1);
 
-      const res = await post(acc.sessionToken, header);
+      const res = await post(acc.sessionToken, header, undefined, version);
       expect(res.statusCode, res.body).toBe(201);
       expect(res.json()).toMatchObject({ id: requests[0]?.id, charged_usd: '1' });
-      expect(res.headers['x-payment-response']).toBeTypeOf('string');
+      expect(res.headers[version === 1 ? 'x-payment-response' : 'payment-response']).toBeTypeOf('string');
       expect(await usdcOf(payer.address)).toBe(2n * USD);
       expect((await groupsOf(acc.accountId)).map((g) => g.kind)).toEqual(['topup', 'fee.feedback']);
       expect((await reconcileStaleSettlements(t.deps, settlementEffects())).settled).toBe(0);
