@@ -1,4 +1,4 @@
-// What the benchmark scripts share: latency summaries, the facts of the machine a result was
+// What the benchmark scripts share: settings read from the environment, latency summaries, the facts of the machine a result was
 // measured on, writing results, and running a script's main to its exit code.
 
 import { execFileSync } from 'node:child_process';
@@ -6,6 +6,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../test/support/service-process.ts';
+
+/** A whole number of at least 1 from the environment variable `name`, or `fallback` when it is unset. */
+export function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new Error(`${name} must be a positive integer (got "${raw}")`);
+  return Number(raw);
+}
 
 /** The p-th percentile of sorted values (nearest rank); NaN when there are none. */
 export function percentile(sorted: number[], p: number): number {

@@ -26,17 +26,10 @@ import {
   waitUntilReady,
   type ServiceProcess,
 } from '../test/support/service-process.ts';
-import { machineFacts, runMain, summary, writeResults } from './common.ts';
+import { binaryMarket, putPmPolicy, storeHostedCredential } from '../test/support/pm-service.ts';
+import { machineFacts, positiveInt, runMain, summary, writeResults } from './common.ts';
 import { prepareBenchDatabase, type BenchDatabase } from './database.ts';
 import { seedAccount } from './seed.ts';
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1)
-    throw new Error(`${name} must be a positive integer (got "${raw}")`);
-  return Number(raw);
-}
 
 const DURATION_S = positiveInt('BENCH_DURATION', 10);
 const WARMUP_S = positiveInt('BENCH_WARMUP', 2);
@@ -228,18 +221,7 @@ async function main(): Promise<number> {
   const problems: string[] = [];
   try {
     console.log(`Database: ${database.description}`);
-    clob = await startClobFake({
-      markets: [
-        {
-          conditionId: MARKET,
-          tokens: [
-            { tokenId: TOKEN, outcome: 'Yes' },
-            { tokenId: '7002', outcome: 'No' },
-          ],
-          tickSize: '0.01',
-        },
-      ],
-    });
+    clob = await startClobFake({ markets: [binaryMarket(MARKET, TOKEN, '7002')] });
     const token = await seed(database, prepaidMicro);
     const spawned = performance.now();
     service = await startServiceProcess({
@@ -260,30 +242,11 @@ async function main(): Promise<number> {
     console.log(`Service ready at ${service.url} after ${(startupMs / 1000).toFixed(1)} s.`);
 
     const auth = { authorization: `Bearer ${token}` };
-    const stored = await http(`${service.url}/v1/pm/credentials`, {
-      method: 'POST',
-      headers: auth,
-      body: { venue: 'polymarket', signature_type: 0, signer_key: signerKey },
+    const credentialId = await storeHostedCredential(service.url, auth, signerKey);
+    await putPmPolicy(service.url, auth, wallet, {
+      max_order_usd: '10',
+      max_exposure_usd: formatUsd(NOTIONAL_MICRO * BigInt(ORDER_BUDGET)),
     });
-    if (stored.status !== 201)
-      throw new Error(`POST /v1/pm/credentials answered ${stored.status}: ${stored.text}`);
-    const credentialId = (JSON.parse(stored.text) as { id: string }).id;
-    const policy = await http(`${service.url}/v1/policies`, {
-      method: 'PUT',
-      headers: auth,
-      body: {
-        version: 1,
-        wallet,
-        chain_id: 137,
-        prediction_markets: {
-          enabled: true,
-          venues: ['polymarket'],
-          max_order_usd: '10',
-          max_exposure_usd: formatUsd(NOTIONAL_MICRO * BigInt(ORDER_BUDGET)),
-        },
-      },
-    });
-    if (policy.status >= 300) throw new Error(`PUT /v1/policies answered ${policy.status}: ${policy.text}`);
 
     let sequence = 0;
     const orderBody = () =>

@@ -17,6 +17,7 @@ import { migrate } from '../src/core/db/migrate.ts';
 import { creditPrepaid } from '../src/modules/billing/prepaid.ts';
 import { setAccountPrepaidCap } from '../src/modules/billing/settings.ts';
 import { runReserveHarness, type HarnessResult } from './reserve-harness.ts';
+import { positiveInt } from './common.ts';
 import { seedAccount } from './seed.ts';
 import {
   REPO_ROOT,
@@ -139,14 +140,6 @@ const SCENARIOS: Scenario[] = [
 const RATE_LIMIT = 10_000_000;
 /** Prepaid accounts of the spread fee scenario. */
 const FEE_ACCOUNTS = positiveInt('BENCH_FEE_ACCOUNTS', 200);
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1)
-    throw new Error(`${name} must be a positive integer (got "${raw}")`);
-  return Number(raw);
-}
 
 const DURATION_S = positiveInt('BENCH_DURATION', 10);
 const WARMUP_S = positiveInt('BENCH_WARMUP', 2);

@@ -14,6 +14,7 @@
 // database handle; this process holds the receiver. See bench/README.md.
 
 import { SealingKeyring } from '../src/core/sealing.ts';
+import { positiveInt } from './common.ts';
 import { seedAccount } from './seed.ts';
 import { prepareBenchDatabase, type BenchDatabase } from './database.ts';
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
@@ -50,14 +51,6 @@ import {
   waitUntilReady,
   type ServiceProcess,
 } from '../test/support/service-process.ts';
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1)
-    throw new Error(`${name} must be a positive integer (got "${raw}")`);
-  return Number(raw);
-}
 
 const RATE = positiveInt('BENCH_WEBHOOK_RATE', 200);
 const SECONDS = positiveInt('BENCH_WEBHOOK_SECONDS', 10);

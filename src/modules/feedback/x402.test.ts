@@ -372,6 +372,27 @@ describe.each(VERSIONS)('the official client pays POST /v1/feedback with $name',
   });
 });
 
+/**
+ * After concurrent submissions of one payment: every answer 201 or 202 (at least one 201), one
+ * transfer by the relayer, 1 USD gone from a payer funded with 3, one credit and one fee booked.
+ */
+async function expectSettledOnce(
+  answers: { statusCode: number; body: string }[],
+  accountId: string,
+  payer: Payer,
+  relayerBefore: number,
+) {
+  const statuses = answers.map((a) => a.statusCode);
+  expect(
+    statuses.every((s) => s === 201 || s === 202),
+    answers.map((a) => a.body).join('\n'),
+  ).toBe(true);
+  expect(statuses).toContain(201);
+  expect(await relayerTxCount()).toBe(relayerBefore + 1);
+  expect(await usdcOf(payer.address)).toBe(2n * USD);
+  expect((await groupsOf(accountId)).map((g) => g.kind)).toEqual(['topup', 'fee.feedback']);
+}
+
 describe.skipIf(!process.env.DATABASE_URL)('concurrent submissions of one X-PAYMENT (PostgreSQL)', () => {
   it('settle it once: one transfer, one credit, one fee, one request', async () => {
     const acc = await createAccountWithSession(t.db.db);
@@ -379,15 +400,7 @@ describe.skipIf(!process.env.DATABASE_URL)('concurrent submissions of one X-PAYM
     const header = await xPayment(payer);
     const relayerBefore = await relayerTxCount();
     const answers = await Promise.all(Array.from({ length: 6 }, () => post(acc.sessionToken, header)));
-    const statuses = answers.map((a) => a.statusCode);
-    expect(
-      statuses.every((s) => s === 201 || s === 202),
-      answers.map((a) => a.body).join('\n'),
-    ).toBe(true);
-    expect(statuses).toContain(201);
-    expect(await relayerTxCount()).toBe(relayerBefore + 1);
-    expect(await usdcOf(payer.address)).toBe(2n * USD);
-    expect((await groupsOf(acc.accountId)).map((g) => g.kind)).toEqual(['topup', 'fee.feedback']);
+    await expectSettledOnce(answers, acc.accountId, payer, relayerBefore);
     const requests = await requestsOf(acc.accountId);
     expect(requests).toHaveLength(1);
     for (const a of answers.filter((x) => x.statusCode === 201)) expect(a.json().id).toBe(requests[0]?.id);
@@ -413,15 +426,7 @@ describe('a v2 payment racing its own v1 twin', () => {
     const answers = await Promise.all(
       order.map((version) => post(acc.sessionToken, twins[version], undefined, version)),
     );
-    const statuses = answers.map((a) => a.statusCode);
-    expect(
-      statuses.every((s) => s === 201 || s === 202),
-      answers.map((a) => a.body).join('\n'),
-    ).toBe(true);
-    expect(statuses).toContain(201);
-    expect(await relayerTxCount()).toBe(relayerBefore + 1);
-    expect(await usdcOf(payer.address)).toBe(2n * USD);
-    expect((await groupsOf(acc.accountId)).map((g) => g.kind)).toEqual(['topup', 'fee.feedback']);
+    await expectSettledOnce(answers, acc.accountId, payer, relayerBefore);
     expect((await readPrepaidBalance(t.db.db, acc.accountId)).balanceMicro).toBe(0n);
     const requests = await requestsOf(acc.accountId);
     expect(requests).toHaveLength(1);

@@ -5,9 +5,9 @@
 // PostgreSQL only.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
 import {
+  binaryMarket,
   hostedTrader,
   type HostedTrader,
   ordersPosted,
@@ -17,7 +17,6 @@ import {
   type PmProcesses,
 } from '../../../test/support/pm-service.ts';
 import { http, type HttpResult } from '../../../test/support/service-process.ts';
-import { startClobFake, type ClobFake } from '../../devnet/fakes/clob.ts';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 if (!onPostgres) console.log('Skipping the two-process order cap test: it needs PostgreSQL.');
@@ -25,43 +24,25 @@ if (!onPostgres) console.log('Skipping the two-process order cap test: it needs 
 const MARKET = `0x${'c4'.repeat(32)}` as const;
 const TOKEN = '4001';
 const CAP = 10;
-let database: TestDatabase;
-let clob: ClobFake;
-let run: PmProcesses;
+let run: PmProcesses | undefined;
 
 beforeAll(async () => {
-  if (!onPostgres) return;
-  database = await createTestDatabase();
-  clob = await startClobFake({
-    markets: [
-      {
-        conditionId: MARKET,
-        tokens: [
-          { tokenId: TOKEN, outcome: 'Yes' },
-          { tokenId: '4002', outcome: 'No' },
-        ],
-        tickSize: '0.01',
-      },
-    ],
-  });
-  run = pmProcesses(database, clob);
+  if (onPostgres) run = await pmProcesses(binaryMarket(MARKET, TOKEN, '4002'));
 }, 60_000);
-afterAll(async () => {
-  await stopPmProcesses(run);
-  await clob?.stop();
-  await database?.drop();
-});
+afterAll(() => stopPmProcesses(run));
 
 describe.skipIf(!onPostgres)('the order cap across two processes', () => {
   it('transmits exactly the cap; the rest are 429 with Retry-After and nothing recorded; cancels still work', async () => {
+    const world = run!;
+    const { database, clob } = world;
     // One lane setting for both processes, as the docs ask: 10 orders, then about one per 17 minutes.
     const lanes = JSON.stringify({ orders: { capacity: CAP, refill_per_second: 0.001 } });
     const [one, two] = await Promise.all([
-      startPmService(run, { PM_RATE_LANES: lanes }),
-      startPmService(run, { PM_RATE_LANES: lanes }),
+      startPmService(world, { PM_RATE_LANES: lanes }),
+      startPmService(world, { PM_RATE_LANES: lanes }),
     ]);
     const traders: HostedTrader[] = [];
-    for (let i = 0; i < 5; i += 1) traders.push(await hostedTrader(run, i % 2 ? two!.url : one!.url));
+    for (let i = 0; i < 5; i += 1) traders.push(await hostedTrader(world, i % 2 ? two!.url : one!.url));
     const before = ordersPosted(clob);
 
     const sent = Array.from({ length: 40 }, (_, i) => {
@@ -86,12 +67,16 @@ describe.skipIf(!onPostgres)('the order cap across two processes', () => {
     const results = await Promise.all(sent);
     const placed = results.filter((r) => r.answer.status === 201);
     const limited = results.filter((r) => r.answer.status === 429);
-    expect(
-      results.map((r) => r.answer.status).sort(),
-      results.map((r) => r.answer.text).join('\n'),
-    ).toEqual([...Array<number>(CAP).fill(201), ...Array<number>(40 - CAP).fill(429)]);
+    expect(results.map((r) => r.answer.status).sort(), results.map((r) => r.answer.text).join('\n')).toEqual([
+      ...Array<number>(CAP).fill(201),
+      ...Array<number>(40 - CAP).fill(429),
+    ]);
     for (const { answer } of limited) {
-      expectErrorBody({ statusCode: answer.status, headers: answer.headers, body: answer.text }, 429, 'RATE_LIMITED');
+      expectErrorBody(
+        { statusCode: answer.status, headers: answer.headers, body: answer.text },
+        429,
+        'RATE_LIMITED',
+      );
       expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     }
 

@@ -5,8 +5,8 @@
 // PostgreSQL only.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db.ts';
 import {
+  binaryMarket,
   hostedTrader,
   ordersPosted,
   pmProcesses,
@@ -19,7 +19,6 @@ import { createPmVenuePorts } from '../../adapters/pm-venue/index.ts';
 import { testConfig } from '../../config.ts';
 import { systemClock } from '../../core/clock.ts';
 import { keyringOf } from '../../core/sealing.ts';
-import { startClobFake, type ClobFake } from '../../devnet/fakes/clob.ts';
 import { buildTokenRegistry } from '../registry/index.ts';
 import { reconcileTransmitting, RECONCILE_AFTER_MS } from './orders.ts';
 
@@ -28,37 +27,19 @@ if (!onPostgres) console.log('Skipping the order kill test: it needs two process
 
 const MARKET = `0x${'c3'.repeat(32)}` as const;
 const TOKEN = '3001';
-let database: TestDatabase;
-let clob: ClobFake;
-let run: PmProcesses;
+let run: PmProcesses | undefined;
 
 beforeAll(async () => {
-  if (!onPostgres) return;
-  database = await createTestDatabase();
-  clob = await startClobFake({
-    markets: [
-      {
-        conditionId: MARKET,
-        tokens: [
-          { tokenId: TOKEN, outcome: 'Yes' },
-          { tokenId: '3002', outcome: 'No' },
-        ],
-        tickSize: '0.01',
-      },
-    ],
-  });
-  run = pmProcesses(database, clob);
+  if (onPostgres) run = await pmProcesses(binaryMarket(MARKET, TOKEN, '3002'));
 }, 60_000);
-afterAll(async () => {
-  await stopPmProcesses(run);
-  await clob?.stop();
-  await database?.drop();
-});
+afterAll(() => stopPmProcesses(run));
 
 describe.skipIf(!onPostgres)('an order whose process is killed after the transmit', () => {
   it('is placed once at the venue and recorded once after the restart; a retry transmits nothing', async () => {
-    const doomed = await startPmService(run, { PURSER_FAULT_PM_ORDER_CRASH: 'after_transmit' });
-    const { headers: auth, wallet, credentialId } = await hostedTrader(run, doomed.url);
+    const world = run!;
+    const { database, clob } = world;
+    const doomed = await startPmService(world, { PURSER_FAULT_PM_ORDER_CRASH: 'after_transmit' });
+    const { headers: auth, wallet, credentialId } = await hostedTrader(world, doomed.url);
 
     const body = {
       wallet,
@@ -78,14 +59,14 @@ describe.skipIf(!onPostgres)('an order whose process is killed after the transmi
     expect(row).toMatchObject({ status: 'transmitting', client_order_id: 'crash-1' });
     expect(clob.order(row!.order_hash as `0x${string}`)?.status).toBe('LIVE');
 
-    const survivor = await startPmService(run);
+    const survivor = await startPmService(world);
     // A retry under the same client_order_id: 409, nothing transmitted.
     const retry = await http(`${survivor.url}/v1/pm/orders`, { method: 'POST', headers: auth, body });
     expect(retry.status, retry.text).toBe(409);
     expect(posts()).toBe(1);
 
     // The reconciler (the survivor's job, run here with a clock past its wait) finds it by hash.
-    const config = testConfig({ sealingKeys: [run.sealing] });
+    const config = testConfig({ sealingKeys: [world.sealing] });
     const later = { now: () => new Date(Date.now() + RECONCILE_AFTER_MS + 1_000) };
     const done = await reconcileTransmitting(
       {

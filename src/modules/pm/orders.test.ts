@@ -608,25 +608,29 @@ describe('cancel-all', () => {
   });
 });
 
+/** The deps with a venue that takes each order but answers after the caller stopped waiting. */
+function answersTooLate(base: ReturnType<typeof orderDeps>): ReturnType<typeof orderDeps> {
+  return {
+    ...base,
+    clob: {
+      ...base.clob,
+      postOrder: async (...args: Parameters<typeof base.clob.postOrder>) => {
+        clob.knobs.latencyMs = 600;
+        try {
+          return await base.clob.postOrder(args[0], args[1], args[2], { timeoutMs: 150 });
+        } finally {
+          clob.knobs.latencyMs = 0;
+        }
+      },
+    },
+  };
+}
+
 describe('an order whose transmit got no answer', () => {
   it('stays transmitting (503), is never sent again, and the reconciler finds it placed at the venue', async () => {
     const tr = await trader();
     const base = orderDeps(t.deps);
-    // The venue takes the order but its answer comes after the caller stopped waiting.
-    const slow = {
-      ...base,
-      clob: {
-        ...base.clob,
-        postOrder: async (...args: Parameters<typeof base.clob.postOrder>) => {
-          clob.knobs.latencyMs = 600;
-          try {
-            return await base.clob.postOrder(args[0], args[1], args[2], { timeoutMs: 150 });
-          } finally {
-            clob.knobs.latencyMs = 0;
-          }
-        },
-      },
-    };
+    const slow = answersTooLate(base);
     const actor = sessionActor(tr);
     const before = posted();
     const err = await placeOrder(
@@ -674,20 +678,7 @@ describe('an order whose transmit got no answer', () => {
     expect(rest.statusCode, rest.body).toBe(201);
     const tr = await trader();
     const base = orderDeps(t.deps);
-    const slow = {
-      ...base,
-      clob: {
-        ...base.clob,
-        postOrder: async (...args: Parameters<typeof base.clob.postOrder>) => {
-          clob.knobs.latencyMs = 600;
-          try {
-            return await base.clob.postOrder(args[0], args[1], args[2], { timeoutMs: 150 });
-          } finally {
-            clob.knobs.latencyMs = 0;
-          }
-        },
-      },
-    };
+    const slow = answersTooLate(base);
     const actor = sessionActor(tr);
     const body = {
       wallet: tr.wallet,
