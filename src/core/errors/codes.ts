@@ -98,7 +98,8 @@ export const ERROR_CODES = {
     status: 400,
     title: 'Payment authorization invalid',
     description:
-      'The EIP-3009 authorization or X-PAYMENT header was refused before anything was broadcast: wrong payee, ' +
+      'The EIP-3009 authorization or x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) was refused before ' +
+      'anything was broadcast: wrong payee, ' +
       'asset, amount or network, outside its validity window, a bad signature, a used nonce or too little USDC. ' +
       'The message names the check (x402 reason codes).',
     remediation:

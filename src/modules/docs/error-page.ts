@@ -34,8 +34,8 @@ tr:target{background:#fff6d5}</style></head>
 <p>Every error response has the body <code>{code, message, remediation, docs_url, request_id, next?}</code>.
 <code>request_id</code> is also in the <code>x-request-id</code> header; quote it in support requests.
 <code>next</code> lists calls that move you forward: the raiser's when it knows more (the delegation in a conflict),
-otherwise the default below. The 402 of <code>POST /v1/feedback</code> also carries the x402 fields
-<code>x402Version</code>, <code>error</code> and <code>accepts</code>.
+otherwise the default below. The 402 of <code>POST /v1/feedback</code> also carries the x402 v1 fields
+<code>x402Version</code>, <code>error</code> and <code>accepts</code>, and the x402 v2 <code>PAYMENT-REQUIRED</code> header.
 The API reference is at <a href="/docs">/docs</a> and the OpenAPI document at <a href="/v1/openapi.json">/v1/openapi.json</a>.</p>
 <table><thead><tr><th>Code</th><th>Status</th><th>Meaning</th><th>What to do</th><th>Next step</th></tr></thead>
 <tbody>
