@@ -215,7 +215,7 @@ export function paymentHeaderOf(
  * another scheme, a malformed payload); nothing is read from the chain. What it pays for is
  * checked against the terms by `checkPaymentTerms`.
  */
-export function decodePaymentHeader(header: string | string[], version: X402Version = 1): DecodedPayment {
+export function decodePaymentHeader(header: string | string[], version: X402Version): DecodedPayment {
   const name = X402_HEADERS[version].payment;
   const resend = RESEND[version];
   if (Array.isArray(header) || header.includes(',')) {

@@ -150,17 +150,22 @@ function order(tr: Trader, over: Record<string, unknown> = {}) {
     method: 'POST',
     url: '/v1/pm/orders',
     headers: tr.headers,
-    payload: {
-      wallet: tr.wallet,
-      credential_id: tr.credentialId,
-      condition_id: MARKET,
-      token_id: YES,
-      action: 'buy',
-      price_usd: '0.4',
-      size_shares: '10',
-      ...over,
-    },
+    payload: { ...orderBody(tr), ...over },
   });
+}
+
+/** A buy of 10 YES shares at 0.4 by the trader's wallet, as `POST /v1/pm/orders` takes it. */
+function orderBody(tr: Trader, over: { price_usd?: string } = {}) {
+  return {
+    wallet: tr.wallet,
+    credential_id: tr.credentialId,
+    condition_id: MARKET,
+    token_id: YES,
+    action: 'buy' as const,
+    price_usd: '0.4',
+    size_shares: '10',
+    ...over,
+  };
 }
 
 /** The actor of a request made with the trader's session, for calling the service directly. */
@@ -532,20 +537,9 @@ describe('the time budget', () => {
     }
     const before = posted();
     const actor = sessionActor(tr);
-    const err = await placeOrder(
-      orderDeps(t.deps),
-      actor,
-      {
-        wallet: tr.wallet,
-        credential_id: tr.credentialId,
-        condition_id: MARKET,
-        token_id: YES,
-        action: 'buy',
-        price_usd: '0.4',
-        size_shares: '10',
-      },
-      new SpentAtTransmit(10_000),
-    ).catch((e: unknown) => e);
+    const err = await placeOrder(orderDeps(t.deps), actor, orderBody(tr), new SpentAtTransmit(10_000)).catch(
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'DEADLINE_EXCEEDED' });
     expect((err as Error).message).toMatch(/Nothing was transmitted/);
     expect(posted()).toBe(before);
@@ -636,15 +630,7 @@ describe('an order whose transmit got no answer', () => {
     const err = await placeOrder(
       slow,
       actor,
-      {
-        wallet: tr.wallet,
-        credential_id: tr.credentialId,
-        condition_id: MARKET,
-        token_id: YES,
-        action: 'buy',
-        price_usd: '0.3',
-        size_shares: '10',
-      },
+      orderBody(tr, { price_usd: '0.3' }),
       new Deadline(10_000),
     ).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'UNAVAILABLE' });
@@ -680,15 +666,7 @@ describe('an order whose transmit got no answer', () => {
     const base = orderDeps(t.deps);
     const slow = answersTooLate(base);
     const actor = sessionActor(tr);
-    const body = {
-      wallet: tr.wallet,
-      credential_id: tr.credentialId,
-      condition_id: MARKET,
-      token_id: YES,
-      action: 'buy' as const,
-      price_usd: '0.97',
-      size_shares: '10',
-    };
+    const body = orderBody(tr, { price_usd: '0.97' });
     await expect(placeOrder(slow, actor, body, new Deadline(10_000))).rejects.toMatchObject({
       code: 'UNAVAILABLE',
     });
@@ -748,15 +726,7 @@ describe('an order whose transmit got no answer', () => {
       },
     };
     const actor = sessionActor(tr);
-    const body = {
-      wallet: tr.wallet,
-      credential_id: tr.credentialId,
-      condition_id: MARKET,
-      token_id: YES,
-      action: 'buy' as const,
-      price_usd: '0.2',
-      size_shares: '10',
-    };
+    const body = orderBody(tr, { price_usd: '0.2' });
     await expect(placeOrder(failing, actor, body, new Deadline(10_000))).rejects.toMatchObject({
       code: 'UNAVAILABLE',
     });

@@ -647,12 +647,7 @@ export function placedView(row: PmOrderRow): PlacedOrder {
 
 /** The venue lane of a read or a cancel: 429 with Retry-After when the platform budget is spent. */
 export async function takeLane(deps: OrderDeps, kind: 'reads' | 'cancels'): Promise<void> {
-  const taken = await takeTokens(
-    deps.db,
-    deps.clock,
-    rateLaneName('polymarket', kind),
-    deps.config.pm.rateLanes[kind],
-  );
+  const taken = await takeLaneToken(deps, kind);
   if (taken.ok) return;
   const seconds = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
   throw new AppError(
@@ -846,7 +841,7 @@ export async function cancelAllOf(
   let stopped = false;
   for (let at = 0; at < ids.length; at += batchSize) {
     const batch = ids.slice(at, at + batchSize);
-    if (!stopped && at > 0) stopped = !(await laneGrants(deps, 'cancels'));
+    if (!stopped && at > 0) stopped = !(await takeLaneToken(deps, 'cancels')).ok;
     if (!stopped && deadline.expired()) stopped = true;
     if (stopped) {
       failed.push(...batch);
@@ -875,15 +870,9 @@ export async function cancelAllOf(
   };
 }
 
-/** Whether the lane grants one more token now (a refusal is not an error here). */
-async function laneGrants(deps: OrderDeps, kind: 'reads' | 'cancels'): Promise<boolean> {
-  const taken = await takeTokens(
-    deps.db,
-    deps.clock,
-    rateLaneName('polymarket', kind),
-    deps.config.pm.rateLanes[kind],
-  );
-  return taken.ok;
+/** One token of the venue's `kind` lane, if the lane has one now. */
+function takeLaneToken(deps: OrderDeps, kind: 'reads' | 'cancels') {
+  return takeTokens(deps.db, deps.clock, rateLaneName('polymarket', kind), deps.config.pm.rateLanes[kind]);
 }
 
 // ---------------------------------------------------------------------------------------------
