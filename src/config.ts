@@ -186,6 +186,8 @@ export interface Config {
     maxContinuations: number;
     /** How long a built swap stays valid on chain (its deadline argument), seconds. */
     swapTtlSeconds: number;
+    /** Operations of one wallet in flight at once: its nonce lanes (docs/executor.md). */
+    nonceLanes: number;
   };
   /** Cross-chain USDC rebalances over Circle's CCTP V2 (docs/rebalances.md). */
   cctp: CctpConfig;
@@ -704,6 +706,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       receiptPollMs: int('EXECUTOR_RECEIPT_POLL_MS', 500, 10, 10_000),
       maxContinuations: int('EXECUTOR_MAX_CONTINUATIONS', 200, 1, 10_000),
       swapTtlSeconds: int('EXECUTOR_SWAP_TTL_SECONDS', 300, 30, 3_600),
+      nonceLanes: int('EXECUTOR_NONCE_LANES', 4, 1, 64),
     },
     cctp: {
       attestationUrl: baseUrl('CCTP_ATTESTATION_URL', 'https://iris-api.circle.com'),

@@ -35,6 +35,7 @@ import {
   runBurn,
 } from './modules/rebalances/index.ts';
 import { expireReservations } from './modules/policies/index.ts';
+import { reconcilePrefundDeposits } from './modules/smart-account/index.ts';
 import { settlementEffects } from './settlement-effects.ts';
 
 /** What the executor runs with, from the application's dependencies (null without a chain port). */
@@ -112,10 +113,13 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
       if (deleted > 0) deps.log.info({ deleted }, 'expired idempotency keys deleted');
     },
     // Operations of ended runs that were unconfirmed when they ended: ledgered if they land late.
+    // Relayer deposits a crash or a timeout left unsettled: booked from their receipts.
     'executor.reconcile': async () => {
       if (!executor) return;
       const settled = await reconcileAbandonedSlices(executor);
       if (settled > 0) deps.log.info({ settled }, 'slices of ended intents settled');
+      const deposits = await reconcilePrefundDeposits(executor);
+      if (deposits > 0) deps.log.info({ deposits }, 'relayer prefund deposits settled');
     },
     // Retention (src/modules/housekeeping): batched, idempotent deletes of rows past their period.
     'housekeeping.siwe_nonces': async () => {

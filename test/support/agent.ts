@@ -13,6 +13,8 @@ export interface AgentOptions {
   chainId?: number;
   /** Wei the faucet gives the Kernel account. */
   ethWei?: bigint;
+  /** Whether the faucet deploys the Kernel account now (else the first operation deploys it). */
+  deploy?: boolean;
   /** Registry tokens the faucet gives it. */
   tokens?: { symbol: string; amount: string }[];
   /** The delegation's calls. */
@@ -84,6 +86,7 @@ export async function delegatedAgent(t: TestApp, options: AgentOptions) {
     index: '0',
     eth_wei: (options.ethWei ?? 0n).toString(),
     tokens: options.tokens ?? [],
+    ...(options.deploy ? { deploy: true } : {}),
   });
   const account = faucet.address;
   const wallet = account.toLowerCase();

@@ -141,11 +141,15 @@ export async function conversionAgent(
     calls?: { target: string; selector: string; value_limit: string }[];
     rateLimit?: number;
     signIn?: boolean;
+    /** Wei the account holds (default 0.05 ETH), and whether the faucet deploys it first. */
+    ethWei?: bigint;
+    deploy?: boolean;
   } = {},
 ) {
   const a = await delegatedAgent(m.t, {
     ...(options.signIn ? { signIn: true } : {}),
-    ethWei: parseEther('0.05'),
+    ...(options.deploy ? { deploy: true } : {}),
+    ethWei: options.ethWei ?? parseEther('0.05'),
     policy: { execution: { max_slippage_bps: 100 }, ...options.policy },
     calls: options.calls ?? [
       { target: m.usdc.address, selector: NARROWED_SELECTORS.approve, value_limit: '0' },

@@ -127,6 +127,18 @@ export interface ChainPort {
   relayerAddress(): Address | null;
   /** Signs and sends a transaction from the relayer key. Throws NoRelayerError without one. */
   sendTransaction(chainId: number, tx: TxRequest): Promise<Hex>;
+  /**
+   * Signs a transaction from the relayer key on its next nonce without sending it, so that the
+   * caller can record it first and then broadcast it with sendRawTransaction. When it is not
+   * broadcast after all, or its broadcast fails, call releaseRelayerNonce: the next one then
+   * takes the chain's pending count again instead of leaving a gap. Throws NoRelayerError.
+   */
+  signRelayerTransaction(
+    chainId: number,
+    tx: TxRequest & { value: bigint; gas: bigint },
+  ): Promise<SignedRelayerTx>;
+  /** Forgets the relayer's nonces handed out on the chain (see signRelayerTransaction). */
+  releaseRelayerNonce(chainId: number): void;
 
   /** Transactions of `address` on the chain: mined (`latest`) or including the mempool (`pending`). */
   transactionCount(chainId: number, address: Address, blockTag: 'latest' | 'pending'): Promise<number>;
@@ -134,6 +146,14 @@ export interface ChainPort {
   feesPerGas(chainId: number): Promise<FeesPerGas>;
   /** Broadcasts a transaction signed elsewhere (the executor's); returns its hash. */
   sendRawTransaction(chainId: number, raw: Hex): Promise<Hex>;
+}
+
+export interface SignedRelayerTx {
+  /** The signed transaction, ready for sendRawTransaction. */
+  raw: Hex;
+  hash: Hex;
+  nonce: number;
+  from: Address;
 }
 
 export interface FeesPerGas {

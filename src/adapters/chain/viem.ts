@@ -7,6 +7,7 @@ import {
   defineChain,
   erc20Abi,
   http,
+  keccak256,
   parseAbi,
   TransactionReceiptNotFoundError,
   type Account,
@@ -27,6 +28,7 @@ import {
   type Erc20Metadata,
   type FeesPerGas,
   type SignatureCheck,
+  type SignedRelayerTx,
   type TokenDomain,
   type TxReceipt,
   type TxRequest,
@@ -248,5 +250,25 @@ export function createViemChainPort(options: ViemChainPortOptions): ChainPort {
     },
     sendRawTransaction: async (chainId, raw) =>
       client(chainId).sendRawTransaction({ serializedTransaction: raw }),
+    async signRelayerTransaction(chainId, tx): Promise<SignedRelayerTx> {
+      const w = wallet(chainId);
+      // The nonce comes from the same manager sendTransaction uses, so the relayer's transactions
+      // of this process never share one.
+      const request = await w.prepareTransactionRequest({
+        account: w.account,
+        chain: w.chain,
+        to: tx.to,
+        value: tx.value,
+        gas: tx.gas,
+        ...(tx.data === undefined ? {} : { data: tx.data }),
+      });
+      const raw = await w.account.signTransaction!(
+        request as Parameters<NonNullable<Account['signTransaction']>>[0],
+      );
+      return { raw, hash: keccak256(raw), nonce: request.nonce, from: w.account.address };
+    },
+    releaseRelayerNonce(chainId) {
+      if (relayer) nonceManager.reset({ address: relayer.address, chainId });
+    },
   };
 }

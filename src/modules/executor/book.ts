@@ -1,9 +1,9 @@
 // A settled slice, ledgered: in the transaction that writes the slice's outcome (slices.ts,
 // `landSlice`'s `onSettled`), one balanced group per slice with what its logs say moved (the fill:
-// the wallet's side and the venue's), the gas it paid (to `external:<chain>`) and any prefund the
-// relayer deposited for it (from `external:<chain>`), stamped with intent, slice, transaction
-// hash and the pinned policy's hash; the slice appended to the intent's report; and
-// `intent.slice_settled`. So a fill is ledgered before anything else happens to its intent.
+// the wallet's side and the venue's) and the gas it paid (to `external:<chain>`), stamped with
+// intent, slice, transaction hash and the pinned policy's hash; the slice appended to the intent's
+// report; and `intent.slice_settled`. So a fill is ledgered before anything else happens to its
+// intent. The relayer's prefund deposits are booked on their own (smart-account, prefund.ts).
 
 import { getAddress, type Address } from 'viem';
 import type { Clock } from '../../core/clock.ts';
@@ -18,6 +18,7 @@ import {
   type LedgerEntryInput,
 } from '../ledger/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
+import { bookedDepositsFor } from '../smart-account/index.ts';
 import { accountMovements, ETH_SLIP44, fillEntries, NATIVE } from './fills.ts';
 import {
   addToTotals,
@@ -36,7 +37,10 @@ export function decimalsOf(registry: TokenRegistry, chainId: number, token: stri
   return registry.findToken(chainId, token)?.decimals ?? 18;
 }
 
-/** The ledger entries of gas paid and prefund sponsored for the wallet, balanced against the outside. */
+/**
+ * The ledger entries of gas paid (and of a prefund deposit recorded the old way, with its slice)
+ * for the wallet, balanced against the outside.
+ */
 function gasEntries(
   chainId: number,
   wallet: string,
@@ -71,7 +75,14 @@ export async function bookSlice(
   const wallet = getAddress(row.wallet);
   const sellToken = row.params.sell_token;
   const buyToken = row.params.buy_token;
-  const sponsoredWei = BigInt(slice.facts.sponsored_wei ?? '0');
+  // Relayer deposits are booked on their own (smart-account), whatever the slice's fate: here they
+  // are only reported. A slice recorded before that (its facts carry `sponsored_wei`) still books
+  // its deposit with its gas.
+  const legacySponsoredWei = BigInt(slice.facts.sponsored_wei ?? '0');
+  const sponsoredWei =
+    slice.facts.sponsored_wei === undefined
+      ? await bookedDepositsFor(tx, slice.intentId, slice.seq)
+      : legacySponsoredWei;
   const decimals = {
     sell: decimalsOf(deps.registry, chainId, sellToken),
     buy: decimalsOf(deps.registry, chainId, buyToken),
@@ -88,7 +99,7 @@ export async function bookSlice(
     bought = moves.get(row.kind === 'gas_topup' ? NATIVE : buyToken) ?? 0n;
     const entries = [
       ...(outcome.state === 'landed' ? fillEntries(chainId, row.wallet, slice.venue, moves) : []),
-      ...gasEntries(chainId, row.wallet, gasWei, sponsoredWei),
+      ...gasEntries(chainId, row.wallet, gasWei, legacySponsoredWei),
     ];
     if (entries.length > 0) {
       const booked = await postGroup(tx, deps.clock, {

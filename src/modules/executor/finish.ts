@@ -11,6 +11,7 @@ import { emitEvent } from '../events/index.ts';
 import { findIntentById, type IntentRow } from '../intents/index.ts';
 import { reverseGroup } from '../ledger/index.ts';
 import { releaseReservation, settleReservation } from '../policies/index.ts';
+import { releaseLanes } from './lanes.ts';
 import { runReport, type Abort } from './report.ts';
 
 const actor = 'executor';
@@ -62,6 +63,7 @@ export async function finishIntent(
       .returning('id')
       .executeTakeFirst();
     if (!updated) throw new Error(`intent ${id} changed while it was ended`);
+    await releaseLanes(tx, id);
 
     // The hold: what filled counts against the caps from now on; the rest is given back. A hold
     // that expired during a long run stopped counting at its expiry and stays as it is.

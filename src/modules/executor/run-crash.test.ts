@@ -1,11 +1,14 @@
 // The executor across processes, on PostgreSQL (worker processes share the database): a worker
 // killed with SIGKILL between a slice's broadcast and its receipt, then a fresh worker: the intent
-// completes and no slice executes twice; and two worker processes sharing twenty intents: each
-// executed once. What the chain holds is read back with viem and matches the ledger.
+// completes and no slice executes twice; two worker processes sharing twenty intents: each
+// executed once; and two worker processes running twelve intents of one wallet with no ETH, one
+// of them killed mid-run: every intent fills on the wallet's nonce lanes. What the chain holds is
+// read back with viem and matches the ledger, the native coin and its EntryPoint deposit too.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { getAddress, parseUnits, type Address } from 'viem';
+import { entryPoint07Abi, entryPoint07Address } from 'viem/account-abstraction';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { TestApp } from '../../../test/support/app.ts';
 import {
@@ -16,7 +19,7 @@ import {
   type EurcMarket,
 } from '../../../test/support/executor.ts';
 import type { Intent } from '../intents/index.ts';
-import { balanceOf, erc20Asset, walletAccount } from '../ledger/index.ts';
+import { balanceOf, erc20Asset, nativeAsset, walletAccount } from '../ledger/index.ts';
 import type { RunReport } from './index.ts';
 import { intentSlices } from './store.ts';
 
@@ -65,6 +68,23 @@ function worker(id: string, options: { killAfterSend?: boolean } = {}) {
     child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))),
   );
   return { child, exited, output: () => out };
+}
+
+/** Waits until none of the intents is planned or executing. */
+async function allEnded(ids: string[], timeoutMs = 120_000) {
+  await waitFor(
+    `${ids.length} intents to end`,
+    async () => {
+      const open = await t.db.db
+        .selectFrom('intents')
+        .select('id')
+        .where('id', 'in', ids)
+        .where('status', 'in', ['planned', 'executing'])
+        .execute();
+      return open.length === 0 ? true : null;
+    },
+    timeoutMs,
+  );
 }
 
 async function waitFor<T>(what: string, read: () => Promise<T | null>, timeoutMs = 90_000): Promise<T> {
@@ -150,19 +170,7 @@ describe.runIf(onPostgres)('the executor across worker processes', () => {
       })),
     );
     const workers = [worker('one'), worker('two')];
-    await waitFor('twenty intents to end', async () => {
-      const open = await t.db.db
-        .selectFrom('intents')
-        .select('id')
-        .where(
-          'id',
-          'in',
-          intents.map((i) => i.intent.id),
-        )
-        .where('status', 'in', ['planned', 'executing'])
-        .execute();
-      return open.length === 0 ? true : null;
-    });
+    await allEnded(intents.map((i) => i.intent.id));
     for (const w of workers) w.child.kill('SIGKILL');
     for (const { a, intent } of intents) {
       const report = await expectFilledAsLedgered(a, intent.id, parseUnits('10', 6), 5n * USD);
@@ -175,5 +183,59 @@ describe.runIf(onPostgres)('the executor across worker processes', () => {
       .where('name', '=', 'intents.execute')
       .execute();
     expect(steps.every((s) => s.state === 'completed')).toBe(true);
+  }, 240_000);
+
+  it('runs twelve intents of one wallet with no ETH on two worker processes, one killed mid-run: each fills once, the books equal the chain', async () => {
+    const a = await conversionAgent(devnet, m, 12n * USD, {
+      ethWei: 0n,
+      deploy: true,
+      policy: { spend: { per_tx_usd: '1000', velocity_per_hour: 100 } },
+    });
+    const account = getAddress(a.account);
+    const intents = await Promise.all(
+      Array.from({ length: 12 }, () => a.api<Intent>('POST', '/v1/intents', sale(a.wallet, USD))),
+    );
+    const ids = intents.map((i) => i.id);
+    // One worker dies the moment its first operation is sent; two others share the rest.
+    const doomed = worker('lanes-doomed', { killAfterSend: true });
+    expect(await doomed.exited).toBe(-1);
+    const workers = [worker('lanes-one'), worker('lanes-two')];
+    await allEnded(ids);
+    for (const w of workers) w.child.kill('SIGKILL');
+
+    const rows = await t.db.db
+      .selectFrom('intents')
+      .select(['id', 'status', 'params'])
+      .where('id', 'in', ids)
+      .execute();
+    const notFilled = rows.filter((r) => r.status !== 'filled');
+    expect(notFilled, JSON.stringify(notFilled)).toEqual([]);
+    const wallet = walletAccount(CHAIN, a.wallet);
+    expect(await held('usdc', account)).toBe(0n);
+    expect(await balanceOf(t.db.db, wallet, erc20Asset(CHAIN, m.usdc.address))).toBe(-12n * USD);
+    expect(await balanceOf(t.db.db, wallet, erc20Asset(CHAIN, m.eurc.address))).toBe(
+      await held('eurc', account),
+    );
+    const client = t.deps.chain!.publicClient(CHAIN);
+    const native =
+      (await client.getBalance({ address: account })) +
+      (await client.readContract({
+        address: entryPoint07Address,
+        abi: entryPoint07Abi,
+        functionName: 'balanceOf',
+        args: [account],
+      }));
+    expect(await balanceOf(t.db.db, wallet, nativeAsset(CHAIN, 60))).toBe(native);
+    // No operation was signed twice, and every relayer deposit is settled.
+    const slices = (await Promise.all(ids.map((id) => intentSlices(t.db.db, id)))).flat();
+    expect(new Set(slices.map((s) => s.hash)).size).toBe(slices.length);
+    expect(slices.filter((s) => s.state === 'signed')).toEqual([]);
+    const open = await t.db.db
+      .selectFrom('prefund_deposits')
+      .select('tx_hash')
+      .where('wallet', '=', a.wallet)
+      .where('state', '=', 'signed')
+      .execute();
+    expect(open).toEqual([]);
   }, 240_000);
 });

@@ -8,19 +8,21 @@
 // no worker waits, the job queue holds the intent.
 
 import { getAddress } from 'viem';
+import { entryPoint07Abi, entryPoint07Address } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { BundlerError, UserOperationReceiptTimeoutError } from '../../adapters/bundler/port.ts';
 import { NoRelayerError } from '../../adapters/chain/port.ts';
 import { findDelegation, type Call, type DelegationRow } from '../delegations/index.ts';
 import { findIntentById, saveIntentReport, type IntentRow, type IntentStatus } from '../intents/index.ts';
 import { pinnedPolicy } from '../policies/index.ts';
-import { ensurePrefund, requiredPrefundWei } from '../smart-account/index.ts';
+import { requiredPrefundWei, sponsorPrefund } from '../smart-account/index.ts';
 import { bookSlice } from './book.ts';
 import { finishIntent } from './finish.ts';
 import { uncoveredCall } from './grant.ts';
+import { releaseLanes, takeLane } from './lanes.ts';
 import { makePlan, spendCapNow, swapCalls, unwrapCalls, UNWRAP_VENUE } from './next-slice.ts';
 import { refuse, runReport, StepAbort, wallClockMs, type Abort, type RunReport } from './report.ts';
-import { signSessionOperation, type SignedOperation } from './session-operation.ts';
+import { grantState, signSessionOperation, type SignedOperation } from './session-operation.ts';
 import {
   dropSlice,
   landSlice,
@@ -37,11 +39,19 @@ import {
   unservedChain,
   type RunDeps,
 } from './start.ts';
-import { abandonedSlices, intentSlices, type SliceRecord } from './store.ts';
+import { abandonedSlices, intentSlices, walletSignedOperations, type SliceRecord } from './store.ts';
 
 export type StepOutcome =
   | { state: 'done'; status: IntentStatus | 'missing' }
-  | { state: 'continue'; runAt: Date; why: 'next_slice' | 'receipt' | 'dropped' };
+  | { state: 'continue'; runAt: Date; why: ContinueWhy | 'lane' };
+
+/**
+ * Why a run goes on later: the plan's next slice; a receipt not in yet; a slice to redo because its
+ * operation was dropped, or lost a race on the account's state (its nonce, its deployment, its
+ * permission's enabling) to another operation of the wallet; or (not counted as a continuation)
+ * every nonce lane of the wallet busy.
+ */
+type ContinueWhy = 'next_slice' | 'receipt' | 'dropped' | 'race';
 
 /** Runs one step of the intent's run; see the file comment. */
 export async function runIntentStep(deps: RunDeps, id: string): Promise<StepOutcome> {
@@ -121,6 +131,7 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
     chain: deps.chain,
     bundler: deps.bundler!,
     sessionKey: privateKeyToAccount(key!),
+    beforeSend: (slice) => sponsor(deps, claimed, slice),
   };
   const policy = await pinnedPolicy(deps.db, deps.registry, {
     accountId: claimed.account_id,
@@ -141,8 +152,10 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
   }
   const doc = policy!.document;
   const deadlineAt = new Date(claimed.created_at.getTime() + doc.execution.deadline_minutes * 60_000);
+  // A settled operation gives its nonce lane back with its booking.
   const book = (slice: SliceRecord) => async (tx: Parameters<typeof bookSlice>[0], o: SliceOutcome) => {
     await bookSlice(tx, deps, slice, o);
+    await releaseLanes(tx, slice.intentId);
   };
 
   // 1. Whatever may be in flight, before anything else.
@@ -183,6 +196,19 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
   const last = landedParts === plan.slices.length - 1;
   const sellNow = last ? remaining : BigInt(plan.slices[landedParts]!);
   refuse(await balanceShort(deps, row, sellNow));
+
+  // A nonce lane of the wallet for the operation; the account's first operation (it deploys the
+  // account or enables the permission) runs alone.
+  const before = await grantState(deps.chain, row.chain_id, delegation);
+  const claim = await takeLane(deps.db, deps.clock, {
+    chainId: row.chain_id,
+    wallet: row.wallet,
+    intentId: row.id,
+    exclusive: !before.installed,
+    lanes: deps.config.executor.nonceLanes,
+  });
+  if (!claim) return waitForLane(deps);
+  timer.lap('lane');
   const { calls, facts } =
     row.kind === 'gas_topup'
       ? unwrapCalls(deps, row, sellNow, landedParts)
@@ -200,24 +226,30 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
     });
   }
 
-  // 4. Signed, funded, recorded, sent, ledgered.
-  const signed = await sign(sliceDeps, row, delegation, calls);
+  // 4. Signed, recorded, funded, sent, ledgered.
+  const signed = await sign(deps, sliceDeps, row, delegation, calls, claim.lane, before);
+  if (!signed) return continueLater(deps, row.id, 0, 'race');
   timer.lap('sign');
-  const sponsoredWei = await sponsor(deps, row, signed);
-  timer.lap('sponsor');
-  const slice = await recordSignedSlice(
-    sliceDeps,
-    {
-      intentId: row.id,
-      seq: settled.length + 1,
-      chainId: row.chain_id,
-      venue: row.kind === 'gas_topup' ? UNWRAP_VENUE : plan.venue,
-      grant: delegation,
-      calls,
-      facts: { ...facts, sponsored_wei: sponsoredWei.toString(), timings: timer.facts() },
-    },
-    signed,
-  );
+  let slice: SliceRecord;
+  try {
+    slice = await recordSignedSlice(
+      sliceDeps,
+      {
+        intentId: row.id,
+        seq: settled.length + 1,
+        chainId: row.chain_id,
+        venue: row.kind === 'gas_topup' ? UNWRAP_VENUE : plan.venue,
+        grant: delegation,
+        calls,
+        facts: { ...facts, timings: timer.facts() },
+      },
+      signed,
+    );
+  } catch (err) {
+    // Another intent signed the very same operation: only two holders of one lane could.
+    if (!isUniqueViolation(err, 'intent_slices_user_op_hash_key')) throw err;
+    return continueLater(deps, row.id, 0, 'race');
+  }
   const waiting = await land(deps, sliceDeps, slice, book(slice), deadlineAt);
   if (waiting) return waiting;
   const outcome = (await intentSlices(deps.db, row.id)).find((s) => s.seq === slice.seq)!;
@@ -272,7 +304,7 @@ async function continueLater(
   deps: RunDeps,
   id: string,
   afterMs: number,
-  why: 'next_slice' | 'receipt' | 'dropped',
+  why: ContinueWhy,
 ): Promise<StepOutcome> {
   const row = (await findIntentById(deps.db, id))!;
   const report = runReport(row);
@@ -314,8 +346,14 @@ async function land(
       }
       return continueLater(deps, slice.intentId, deps.config.executor.receiptPollMs, 'receipt');
     }
+    // Nothing could pay its prefund: it was never sent, and its nonce is unused.
+    if (err instanceof StepAbort) {
+      await dropSlice(sliceDeps, slice, onSettled);
+      throw err;
+    }
     if (err instanceof BundlerError && err.kind === 'rpc' && err.aaCode !== 'AA25') {
       await dropSlice(sliceDeps, slice, onSettled);
+      if (await lostRace(deps, slice, err)) return continueLater(deps, slice.intentId, 0, 'race');
       throw new StepAbort(refusalAbort(err, 'send'));
     }
     throw err;
@@ -341,34 +379,102 @@ function refusalAbort(err: BundlerError, step: 'estimate' | 'send'): Abort {
   return { reason: 'EXECUTION_FAILED', detail };
 }
 
-/** Signs the slice's operation; a bundler's refusal of the estimate ends the run. */
+/**
+ * Signs the slice's operation on the intent's nonce lane. A bundler's refusal of the estimate ends
+ * the run, unless another operation of the wallet changed the account under it (null: redo).
+ */
 async function sign(
+  deps: RunDeps,
   sliceDeps: SliceDeps,
   row: IntentRow,
   delegation: DelegationRow,
   calls: Call[],
-): Promise<SignedOperation> {
+  lane: number,
+  before: { deployed: boolean; installed: boolean },
+): Promise<SignedOperation | null> {
   try {
-    return await signSessionOperation(sliceDeps, row.chain_id, delegation, calls);
+    return await signSessionOperation(sliceDeps, row.chain_id, delegation, calls, lane);
   } catch (err) {
-    if (err instanceof BundlerError && err.kind === 'rpc') throw new StepAbort(refusalAbort(err, 'estimate'));
-    throw err;
+    if (!(err instanceof BundlerError && err.kind === 'rpc')) throw err;
+    if (NONCE_RACE_CODES.has(err.aaCode ?? '')) return null;
+    if (err.aaCode && VALIDATION_CODES.has(err.aaCode)) {
+      const now = await grantState(deps.chain, row.chain_id, delegation);
+      if (now.deployed !== before.deployed || now.installed !== before.installed) return null;
+    }
+    throw new StepAbort(refusalAbort(err, 'estimate'));
   }
 }
 
+/** Refusals that only a race on the account's nonce or deployment gives (AA25, AA10). */
+const NONCE_RACE_CODES = new Set(['AA10', 'AA25']);
+/** The account's validation refused the operation (AA22–AA24). */
+const VALIDATION_CODES = new Set(['AA22', 'AA23', 'AA24']);
+
 /**
- * The relayer deposits at the EntryPoint whatever prefund the account's ETH and deposit lack
- * (the smart-account funding choice: an account with no ETH still runs); returns the wei deposited.
+ * Whether a bundler's refusal of a recorded operation came from another operation of the wallet
+ * that changed the account first: the operation's nonce is used, it deploys an account that has
+ * code now, or it enables a permission that is installed now. Such a refusal is never the
+ * policy's: the slice is redone.
  */
-async function sponsor(deps: RunDeps, row: IntentRow, signed: SignedOperation): Promise<bigint> {
+async function lostRace(deps: RunDeps, slice: SliceRecord, err: BundlerError): Promise<boolean> {
+  if (NONCE_RACE_CODES.has(err.aaCode ?? '')) return true;
+  if (!err.aaCode || !VALIDATION_CODES.has(err.aaCode)) return false;
+  const sender = getAddress(slice.op.sender);
+  if (slice.op.factory && (await deps.chain.isContract(slice.chainId, sender))) return true;
+  const key = slice.op.nonce >> 64n;
+  const next = await deps.chain.publicClient(slice.chainId).readContract({
+    address: entryPoint07Address,
+    abi: entryPoint07Abi,
+    functionName: 'getNonce',
+    args: [sender, key],
+  });
+  if (next > slice.op.nonce) return true;
+  // Kernel's nonce key starts with its validation mode: 0x01 is enable mode.
+  if (key >> 184n === 1n) {
+    const intent = await findIntentById(deps.db, slice.intentId);
+    const delegation = intent ? await currentDelegation(deps, intent).catch(() => null) : null;
+    if (delegation && (await grantState(deps.chain, slice.chainId, delegation)).installed) return true;
+  }
+  return false;
+}
+
+/** Every nonce lane of the wallet is busy: look again shortly, without counting a continuation. */
+function waitForLane(deps: RunDeps): StepOutcome {
+  return {
+    state: 'continue',
+    runAt: new Date(deps.clock.now().getTime() + deps.config.executor.receiptPollMs),
+    why: 'lane',
+  };
+}
+
+function isUniqueViolation(err: unknown, constraint: string): boolean {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && e.constraint === constraint;
+}
+
+/**
+ * Before a recorded operation is sent (again): the relayer deposits at the EntryPoint whatever
+ * prefund the account's ETH and deposit lack for all its operations that may run now (the
+ * smart-account funding choice: an account with no ETH still runs). The deposit is recorded and
+ * booked on its own (docs/smart-accounts.md), whatever becomes of the operation.
+ */
+async function sponsor(deps: RunDeps, row: IntentRow, slice: SliceRecord): Promise<void> {
   try {
-    const funded = await ensurePrefund(
-      deps.chain,
-      row.chain_id,
-      getAddress(row.wallet),
-      requiredPrefundWei(signed.op),
+    await sponsorPrefund(
+      deps,
+      {
+        accountId: row.account_id,
+        chainId: row.chain_id,
+        account: getAddress(row.wallet),
+        intentId: row.id,
+        sliceSeq: slice.seq,
+        requiredWei: async (tx) => {
+          const ops = await walletSignedOperations(tx, row.chain_id, row.wallet);
+          return ops.reduce((sum, op) => sum + requiredPrefundWei(op), 0n);
+        },
+      },
+      { receiptTimeoutMs: deps.config.executor.receiptTimeoutMs },
     );
-    return funded.depositedWei;
   } catch (err) {
     if (!(err instanceof NoRelayerError)) throw err;
     throw new StepAbort({

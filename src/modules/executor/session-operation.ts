@@ -43,6 +43,16 @@ const validationConfigAbi = parseAbi([
   'function validationConfig(bytes21 vId) view returns ((uint32 nonce, address hook))',
 ]);
 
+/** Whether the account has code, and whether the grant's permission is installed on it. */
+export async function grantState(
+  chain: ChainPort,
+  chainId: number,
+  grant: SessionGrant,
+): Promise<{ deployed: boolean; installed: boolean }> {
+  const deployed = await chain.isContract(chainId, getAddress(grant.wallet));
+  return { deployed, installed: deployed && (await permissionInstalled(chain, chainId, grant)) };
+}
+
 /** Whether the grant's permission is installed on the account (false while it has no code). */
 export async function permissionInstalled(
   chain: ChainPort,
@@ -62,17 +72,18 @@ export async function permissionInstalled(
 
 /**
  * Builds, prices (the bundler's estimate with a stub signature) and signs the operation running
- * `calls` from the grant's account. Nothing is sent.
+ * `calls` from the grant's account, on the nonce key of `lane` (Kernel's 2-byte custom key; the
+ * caller holds the lane: lanes.ts). Nothing is sent.
  */
 export async function signSessionOperation(
   deps: { chain: ChainPort; bundler: BundlerPort; sessionKey: LocalAccount },
   chainId: number,
   grant: SessionGrant,
   calls: readonly Call[],
+  lane = 0,
 ): Promise<SignedOperation> {
   const sender: Address = getAddress(grant.wallet);
-  const deployed = await deps.chain.isContract(chainId, sender);
-  const installed = deployed && (await permissionInstalled(deps.chain, chainId, grant));
+  const { deployed, installed } = await grantState(deps.chain, chainId, grant);
   const mode = installed ? 'default' : 'enable';
   const enable: EnableMaterial | null = installed
     ? null
@@ -90,7 +101,7 @@ export async function signSessionOperation(
     address: entryPoint07Address,
     abi: entryPoint07Abi,
     functionName: 'getNonce',
-    args: [sender, permissionNonceKey(grant.permission_id as Hex, mode)],
+    args: [sender, permissionNonceKey(grant.permission_id as Hex, mode, lane)],
   });
   const fees = await client.estimateFeesPerGas();
   const draft = delegatedOperation({

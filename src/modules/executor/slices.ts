@@ -21,6 +21,11 @@ export interface SliceDeps {
   chain: ChainPort;
   bundler: BundlerPort;
   sessionKey: LocalAccount;
+  /**
+   * Runs before a recorded operation is sent (again): what must be true on chain for it to be
+   * taken, such as its prefund deposited (the executor's). Not run when the chain decided it.
+   */
+  beforeSend?: (slice: SliceRecord) => Promise<void>;
 }
 
 /** What became of a slice's operation; a landed or reverted one paid `gasCostWei` either way. */
@@ -124,6 +129,7 @@ async function outcomeOf(
 ): Promise<SliceOutcome> {
   const onChain = await onChainOutcome(deps, slice);
   if (onChain) return onChain;
+  await deps.beforeSend?.(slice);
   try {
     await deps.bundler.sendUserOperation(slice.chainId, slice.op);
   } catch (err) {

@@ -166,6 +166,26 @@ export async function signedSlices(db: DbExecutor, limit = 100): Promise<SliceRe
   return rows.map(fromRow);
 }
 
+/**
+ * The signed operations (maybe in flight) of every intent of `wallet` on the chain: what its
+ * prefund must cover at once.
+ */
+export async function walletSignedOperations(
+  db: DbExecutor,
+  chainId: number,
+  wallet: string,
+): Promise<UserOperation<'0.7'>[]> {
+  const rows = await db
+    .selectFrom('intent_slices as s')
+    .innerJoin('intents as i', 'i.id', 's.intent_id')
+    .select('s.user_op')
+    .where('s.state', '=', 'signed')
+    .where('s.chain_id', '=', chainId)
+    .where('i.wallet', '=', wallet.toLowerCase())
+    .execute();
+  return rows.map((r) => loadedOp(r.user_op as Record<string, unknown>));
+}
+
 /** Settles a signed slice's state once; false when it was settled already. */
 export async function settleSlice(
   db: DbExecutor,

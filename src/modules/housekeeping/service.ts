@@ -207,6 +207,7 @@ export const ACCOUNT_OWNED_TABLES: ReadonlyArray<{ table: string; column: string
   { table: 'prepaid_account_caps', column: 'account_id' },
   { table: 'statement_exports', column: 'account_id' },
   { table: 'rebalances', column: 'account_id' },
+  { table: 'prefund_deposits', column: 'account_id' },
   { table: 'intents', column: 'account_id' },
   { table: 'spend_reservations', column: 'account_id' },
   { table: 'policies', column: 'account_id' },

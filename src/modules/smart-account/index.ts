@@ -2,8 +2,14 @@
 // paid for and sent. See docs/smart-accounts.md.
 
 export {
-  ensurePrefund,
+  DEPOSIT_SWEEP_AFTER_MS,
+  PREFUND_KIND,
   PrefundDepositFailedError,
+  reconcilePrefundDeposits,
   requiredPrefundWei,
-  type EnsurePrefundResult,
+  sponsorPrefund,
+  type PrefundRequest,
+  type SponsorDeps,
+  type SponsorResult,
 } from './prefund.ts';
+export { bookedDepositsFor, type PrefundDeposit } from './store.ts';

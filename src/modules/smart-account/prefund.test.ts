@@ -1,5 +1,7 @@
 // A Kernel account that holds only WETH gets ETH through the bundler: the relayer's EntryPoint
 // deposit pays the prefund of the operation that unwraps its WETH; without it the bundler refuses.
+// Every deposit is recorded before it is broadcast and booked from its receipt: two asking at once
+// deposit once, and a deposit a crash left unbooked, or unsent, is finished by the sweep.
 
 import {
   createPublicClient,
@@ -12,7 +14,9 @@ import {
 } from 'viem';
 import { entryPoint07Abi } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/db.ts';
+import { createAccountWithSession } from '../../../test/support/identity.ts';
 import {
   devnetKernelSmartAccount,
   draftUserOperation,
@@ -20,7 +24,8 @@ import {
 } from '../../../test/support/kernel.ts';
 import { createJsonRpcBundler } from '../../adapters/bundler/json-rpc.ts';
 import { BundlerError } from '../../adapters/bundler/port.ts';
-import { NoRelayerError } from '../../adapters/chain/port.ts';
+import { NoRelayerError, type ChainPort } from '../../adapters/chain/port.ts';
+import { ManualClock } from '../../core/clock.ts';
 import { chainDefinition, createViemChainPort } from '../../adapters/chain/viem.ts';
 import {
   BASE_CHAIN_ID,
@@ -30,7 +35,14 @@ import {
   ENTRY_POINT_V07,
 } from '../../devnet/devnet.ts';
 import { fundAddress, newFundedAccount } from '../../devnet/faucet.ts';
-import { ensurePrefund, requiredPrefundWei } from './index.ts';
+import { balanceOf, externalAccount, nativeAsset, walletAccount } from '../ledger/index.ts';
+import {
+  DEPOSIT_SWEEP_AFTER_MS,
+  reconcilePrefundDeposits,
+  requiredPrefundWei,
+  sponsorPrefund,
+  type PrefundRequest,
+} from './index.ts';
 
 const devnet = inject('devnet');
 const CHAIN = BASE_CHAIN_ID;
@@ -56,14 +68,63 @@ const wethOf = (account: Address) =>
     args: [account],
   });
 
-describe('ensurePrefund: the relayer deposits for an account without ETH', () => {
+let db: TestDatabase;
+let accountId: string;
+const clock = new ManualClock(new Date());
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  accountId = (await createAccountWithSession(db.handle.db)).accountId;
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** A relayer of the test's own (the development relayer key is shared with other test files). */
+async function ownRelayer(eth = parseEther('2')) {
+  const relayer = await newFundedAccount(devnet, { chainId: CHAIN, eth });
+  return createViemChainPort({ rpcUrls: devnetRpcUrls(devnet), relayerPrivateKey: relayer.privateKey });
+}
+
+const sponsor = (
+  chain: ChainPort,
+  account: Address,
+  requiredWei: bigint,
+  more: Partial<PrefundRequest> = {},
+) =>
+  sponsorPrefund(
+    { db: db.handle.db, clock, chain },
+    {
+      accountId,
+      chainId: CHAIN,
+      account,
+      intentId: null,
+      sliceSeq: null,
+      requiredWei: async () => requiredWei,
+      ...more,
+    },
+    { receiptTimeoutMs: 30_000 },
+  );
+
+/** The account's deposits as recorded, oldest first. */
+const recorded = (account: Address) =>
+  db.handle.db
+    .selectFrom('prefund_deposits')
+    .select(['amount_wei', 'state', 'tx_hash'])
+    .where('wallet', '=', account.toLowerCase())
+    .orderBy('created_at')
+    .execute();
+
+/** What the ledger says the account's native coin is (balance plus EntryPoint deposit). */
+const booked = (account: Address) =>
+  balanceOf(db.handle.db, walletAccount(CHAIN, account), nativeAsset(CHAIN, 60));
+
+const freshAccount = () => privateKeyToAccount(generatePrivateKey()).address;
+
+describe('sponsorPrefund: the relayer deposits for an account without ETH, and books it', () => {
   it('lets a WETH-only Kernel account unwrap WETH through the bundler; without the deposit the bundler refuses (AA21)', async () => {
-    // A relayer of this test's own (the development relayer key is shared with other test files).
-    const relayer = await newFundedAccount(devnet, { chainId: CHAIN, eth: parseEther('2') });
-    const chainPort = createViemChainPort({
-      rpcUrls: devnetRpcUrls(devnet),
-      relayerPrivateKey: relayer.privateKey,
-    });
+    const chainPort = await ownRelayer();
+    const relayer = chainPort.relayerAddress()!;
     const bundler = createJsonRpcBundler({ urls: devnetBundlerUrls(devnet) });
 
     const account = await devnetKernelSmartAccount(
@@ -99,26 +160,36 @@ describe('ensurePrefund: the relayer deposits for an account without ETH', () =>
     expect(refused).toBeInstanceOf(BundlerError);
     expect(refused).toMatchObject({ kind: 'rpc', code: -32500, aaCode: 'AA21' });
 
-    const relayerBefore = await publicClient.getBalance({ address: relayer.address });
-    const funded = await ensurePrefund(chainPort, CHAIN, account.address, required);
+    const relayerBefore = await publicClient.getBalance({ address: relayer });
+    const funded = await sponsor(chainPort, account.address, required);
     expect(funded).toMatchObject({
       requiredWei: required,
       depositWei: 0n,
       balanceWei: 0n,
+      inFlightWei: 0n,
       depositedWei: required,
     });
     expect(funded.txHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(await depositOf(account.address)).toBe(required);
     const depositTx = await publicClient.getTransactionReceipt({ hash: funded.txHash! });
-    expect(depositTx.from.toLowerCase()).toBe(relayer.address.toLowerCase());
-    expect(relayerBefore - (await publicClient.getBalance({ address: relayer.address }))).toBe(
+    expect(depositTx.from.toLowerCase()).toBe(relayer.toLowerCase());
+    expect(relayerBefore - (await publicClient.getBalance({ address: relayer }))).toBe(
       required + depositTx.gasUsed * depositTx.effectiveGasPrice,
     );
+    // Recorded and booked: the account's native coin in the books is what the chain holds for it.
+    expect(await recorded(account.address)).toEqual([
+      { amount_wei: required.toString(), state: 'booked', tx_hash: funded.txHash },
+    ]);
+    expect(await booked(account.address)).toBe(required);
+    expect(await balanceOf(db.handle.db, externalAccount(CHAIN), nativeAsset(CHAIN, 60))).toBeLessThanOrEqual(
+      -required,
+    );
     // Covered now: a second call deposits nothing.
-    expect(await ensurePrefund(chainPort, CHAIN, account.address, required)).toMatchObject({
+    expect(await sponsor(chainPort, account.address, required)).toMatchObject({
       depositedWei: 0n,
       txHash: null,
     });
+    expect(await recorded(account.address)).toHaveLength(1);
 
     const hash = await bundler.sendUserOperation(CHAIN, op);
     const receipt = await bundler.waitForUserOperationReceipt(CHAIN, hash, {
@@ -133,22 +204,66 @@ describe('ensurePrefund: the relayer deposits for an account without ETH', () =>
   });
 
   it('deposits only the shortfall when the account holds some ETH, and needs a relayer to deposit at all', async () => {
-    const relayer = await newFundedAccount(devnet, { chainId: CHAIN });
-    const chainPort = createViemChainPort({
-      rpcUrls: devnetRpcUrls(devnet),
-      relayerPrivateKey: relayer.privateKey,
-    });
-    const account = privateKeyToAccount(generatePrivateKey()).address;
+    const chainPort = await ownRelayer(parseEther('1'));
+    const account = freshAccount();
     await fundAddress(devnet, { chainId: CHAIN, address: account, eth: 3_000n });
-    const funded = await ensurePrefund(chainPort, CHAIN, account, 10_000n);
+    const funded = await sponsor(chainPort, account, 10_000n);
     expect(funded).toMatchObject({ depositWei: 0n, balanceWei: 3_000n, depositedWei: 7_000n });
     expect(await depositOf(account)).toBe(7_000n);
+    expect(await booked(account)).toBe(7_000n);
 
     const noRelayer = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });
-    await expect(ensurePrefund(noRelayer, CHAIN, account, 20_000n)).rejects.toBeInstanceOf(NoRelayerError);
-    expect(await ensurePrefund(noRelayer, CHAIN, account, 10_000n)).toMatchObject({
-      depositedWei: 0n,
-      txHash: null,
-    });
+    await expect(sponsor(noRelayer, account, 20_000n)).rejects.toBeInstanceOf(NoRelayerError);
+    expect(await sponsor(noRelayer, account, 10_000n)).toMatchObject({ depositedWei: 0n, txHash: null });
+    // The refusal recorded nothing.
+    expect((await recorded(account)).map((r) => r.amount_wei)).toEqual(['7000']);
+  });
+
+  it('deposits once when two ask at once for the same operations, counting the deposit in flight', async () => {
+    const chainPort = await ownRelayer(parseEther('1'));
+    const account = freshAccount();
+    const results = await Promise.all([
+      sponsor(chainPort, account, 50_000n),
+      sponsor(chainPort, account, 50_000n),
+    ]);
+    expect(results.map((r) => r.depositedWei).sort()).toEqual([0n, 50_000n]);
+    expect(await depositOf(account)).toBe(50_000n);
+    expect(await recorded(account)).toHaveLength(1);
+    expect(await booked(account)).toBe(50_000n);
+  });
+
+  it('books a deposit whose receipt the sender never saw, and sends again one recorded but never sent', async () => {
+    const real = await ownRelayer(parseEther('1'));
+    // The receipt wait times out (the process died after the broadcast).
+    const blind: ChainPort = {
+      ...real,
+      waitForReceipt: () => Promise.reject(new Error('timed out waiting for the receipt')),
+    };
+    const first = freshAccount();
+    await expect(sponsor(blind, first, 40_000n)).rejects.toThrow(/timed out/);
+    expect(await depositOf(first)).toBe(40_000n); // on chain
+    expect(await booked(first)).toBe(0n); // not yet in the books
+    expect((await recorded(first))[0]!.state).toBe('signed');
+
+    // Recorded, then the process died before the broadcast (it never answers).
+    const mute: ChainPort = { ...real, sendRawTransaction: () => new Promise<never>(() => {}) };
+    const second = freshAccount();
+    void sponsor(mute, second, 25_000n);
+    await expect.poll(async () => (await recorded(second)).length, { timeout: 10_000 }).toBe(1);
+    expect(await depositOf(second)).toBe(0n);
+
+    // Too fresh for the sweep: left alone.
+    expect(await reconcilePrefundDeposits({ db: db.handle.db, clock, chain: real })).toBe(0);
+    clock.advance(DEPOSIT_SWEEP_AFTER_MS + 1_000);
+    // The first is booked from its receipt; the second is broadcast again (its nonce is still free).
+    expect(await reconcilePrefundDeposits({ db: db.handle.db, clock, chain: real })).toBe(1);
+    expect(await booked(first)).toBe(40_000n);
+    expect(await recorded(first)).toMatchObject([{ state: 'booked' }]);
+    await expect.poll(() => depositOf(second), { timeout: 10_000 }).toBe(25_000n);
+    expect(await reconcilePrefundDeposits({ db: db.handle.db, clock, chain: real })).toBe(1);
+    expect(await booked(second)).toBe(25_000n);
+    // Once each, whatever the sweeps: a third finds nothing.
+    expect(await reconcilePrefundDeposits({ db: db.handle.db, clock, chain: real })).toBe(0);
+    expect(await booked(first)).toBe(await depositOf(first));
   });
 });
