@@ -6,6 +6,7 @@ import type { AppDeps } from './deps.ts';
 import { AppError } from './core/errors/app-error.ts';
 import { clientErrorHandler, sendError, toAppError } from './core/http/error-renderer.ts';
 import { mountedRoutes, registerRoutes, type RegisteredRoutes } from './core/http/register.ts';
+import { guardRequestBodies } from './core/http/json-body.ts';
 import { buildOpenApiDocument } from './core/http/openapi.ts';
 import type { RouteDefinition } from './core/http/route-table.ts';
 import { validatorCompiler } from './core/http/validation.ts';
@@ -50,6 +51,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   fastify.setValidatorCompiler(validatorCompiler);
   // Bodies are JSON only: a text/plain body would otherwise reach validation as a string.
   fastify.removeContentTypeParser('text/plain');
+  guardRequestBodies(fastify);
 
   let closing = false;
   fastify.addHook('preClose', async () => {

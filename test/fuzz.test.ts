@@ -2,12 +2,16 @@
 // random extra field names sent to a route with a strict body. Every answer must be a 400, 413 or
 // 415 with the spec's error body, and nothing may reach the database. Then every route of the
 // table gets text the database cannot store (NUL, unpaired surrogates) in each of its string
-// inputs: always a 400 naming the field, never a 5xx.
+// inputs: always a 400 naming the field, never a 5xx. Last, every route at the edge: bodies nested
+// past the depth limit (400 naming it, however deep), bodies with a Content-Encoding (415), and
+// paging values past what the database takes (400 naming the parameter).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Ajv } from 'ajv';
 import { sql } from 'kysely';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../src/core/http/json-body.ts';
+import { MAX_OFFSET } from '../src/core/http/paging.ts';
 import type { RouteDefinition } from '../src/core/http/route-table.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { checkErrorShape, expectErrorBody } from './support/error-body.ts';
@@ -304,5 +308,165 @@ describe('every route of the table, with text the database cannot store in each 
     console.log(`unstorable text: ${sent} requests over ${t.app.routes.routes.length} routes`);
     expect(sent).toBeGreaterThan(t.app.routes.routes.length * ROUTE_RUNS);
     expect(await accountState()).toBe(before);
+  });
+});
+
+describe('every route of the table, at the edge: nesting, paging and encodings', () => {
+  const OPERATOR_TOKEN = 'fuzz-operator-token-0123456789abcdef';
+  let t: TestApp;
+  let acct: AccountWithSession;
+  beforeAll(async () => {
+    t = await createTestApp({
+      config: { operatorToken: OPERATOR_TOKEN, publicRateLimitPerMinute: 1_000_000 },
+    });
+    acct = await createAccountWithSession(t.db.db);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const credentialOf = (route: RouteDefinition): Record<string, string> =>
+    route.class === 'operator'
+      ? { authorization: `Bearer ${OPERATOR_TOKEN}` }
+      : route.class === 'public'
+        ? {}
+        : bearer(acct.sessionToken);
+  /** The route's path with a plausible value in each parameter. */
+  const pathOf = (route: RouteDefinition) => route.url.replace(/\{(\w+)\}/g, 'x');
+  const withBody = () => t.app.routes.routes.filter((r) => r.method !== 'GET' && r.method !== 'DELETE');
+  const state = async () =>
+    JSON.stringify(
+      (
+        await sql`SELECT (SELECT count(*)::int FROM events) AS events,
+                         (SELECT count(*)::int FROM idempotency_keys) AS idempotency,
+                         (SELECT count(*)::int FROM intents) AS intents`.execute(t.db.db)
+      ).rows[0],
+    );
+
+  /** The depth of a JSON value's nesting of arrays and objects (a scalar: 0). */
+  const depthOf = (v: unknown): number =>
+    v !== null && typeof v === 'object'
+      ? 1 + Math.max(0, ...Object.values(v as object).map((c: unknown) => depthOf(c)))
+      : 0;
+
+  it('measures nesting without parsing, brackets inside strings and escapes included', () => {
+    const tricky = fc.string().map((s) => `${s}"[{\\"]}`);
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), tricky, fc.integer({ min: 0, max: 8 }), (v, s, max) => {
+        const value = [v, { s }];
+        expect(nestsDeeperThan(JSON.stringify(value), max)).toBe(depthOf(value) > max);
+      }),
+      { seed, numRuns: 300 },
+    );
+  });
+
+  it(`refuses bodies nested deeper than ${MAX_JSON_DEPTH} levels on every route with a body, MCP too: 400 naming the limit`, async () => {
+    const before = await state();
+    const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    const objects = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    const routes = withBody();
+    for (const route of routes) {
+      for (const payload of [deep(20_000), deep(MAX_JSON_DEPTH + 1), objects(5_000)]) {
+        const res = await t.app.fastify.inject({
+          method: route.method,
+          url: pathOf(route),
+          headers: { ...credentialOf(route), 'content-type': 'application/json' },
+          payload,
+        });
+        // The body is read before any guard but the jurisdiction gate: refused for its nesting alone.
+        const what = `${route.method} ${route.url}: ${res.body}`;
+        expect(expectErrorBody(res, 400, 'INVALID_REQUEST').message, what).toContain(
+          `${MAX_JSON_DEPTH} levels`,
+        );
+      }
+    }
+    const mcp = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/mcp',
+      headers: { ...bearer(acct.sessionToken), 'content-type': 'application/json' },
+      payload: deep(20_000),
+    });
+    expect(expectErrorBody(mcp, 400, 'INVALID_REQUEST').message).toContain(`${MAX_JSON_DEPTH} levels`);
+    // Public routes read the body before anything else: each is refused for its nesting.
+    const open = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/quotes',
+      headers: { 'content-type': 'application/json' },
+      payload: deep(20_000),
+    });
+    expect(expectErrorBody(open, 400, 'INVALID_REQUEST').message).toContain(`${MAX_JSON_DEPTH} levels`);
+    // As deep as allowed still parses (the schema decides what it thinks of it).
+    const allowed = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/quotes',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"x":${deep(MAX_JSON_DEPTH - 1)}}`,
+    });
+    expect(allowed.json().message).not.toContain('levels');
+    expect(await state()).toBe(before);
+  });
+
+  it('refuses an encoded body on every route with a body (415) and changes nothing', async () => {
+    const before = await state();
+    for (const route of withBody()) {
+      for (const encoding of ['gzip', 'br', 'deflate, gzip', 'x-unknown']) {
+        const res = await t.app.fastify.inject({
+          method: route.method,
+          url: pathOf(route),
+          headers: {
+            ...credentialOf(route),
+            'content-type': 'application/json',
+            'content-encoding': encoding,
+            'idempotency-key': `enc-${route.operationId}-${encoding}`,
+          },
+          payload: '{}',
+        });
+        const body = expectErrorBody(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+        expect(body.message).toContain('Content-Encoding');
+      }
+    }
+    // `identity` is no encoding at all.
+    const plain = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/auth/challenge',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+      payload: JSON.stringify({ address: '0x00000000000000000000000000000000000000a1' }),
+    });
+    expect(plain.statusCode).toBe(200);
+    expect(await state()).toBe(before);
+  });
+
+  it('refuses paging values the database cannot take on every list route: 400 naming the parameter', async () => {
+    const paged = t.app.routes.routes.flatMap((route) => {
+      const props = (route.schema.querystring as { properties?: Record<string, unknown> } | undefined)
+        ?.properties;
+      return ['offset', 'cursor', 'limit']
+        .filter((name) => props && name in props)
+        .map((name) => ({ route, name }));
+    });
+    expect(paged.map((p) => `${p.route.url} ${p.name}`)).toEqual(
+      expect.arrayContaining(['/v1/intents offset', '/v1/pm/credentials offset', '/v1/events cursor']),
+    );
+    for (const { route, name } of paged) {
+      for (const value of ['9223372036854775807', '1e21', '0x7fffffffffffffffffff', '-1', '2147483648.5']) {
+        const res = await t.app.fastify.inject({
+          method: route.method,
+          url: `${pathOf(route)}?${name}=${encodeURIComponent(value)}`,
+          headers: credentialOf(route),
+        });
+        const what = `${route.url}?${name}=${value}`;
+        expect(res.statusCode, `${what}: ${res.body}`).toBeLessThan(500);
+        if (res.statusCode === 451) continue; // the jurisdiction gate answers before the query is read
+        expect(expectErrorBody(res, 400, 'INVALID_REQUEST').message, what).toContain(name);
+      }
+    }
+    // Declared bounds, so the OpenAPI document says them too.
+    for (const { route, name } of paged) {
+      const schema = (route.schema.querystring as { properties: Record<string, { maximum?: number }> })
+        .properties[name]!;
+      expect(schema.maximum, `${route.url} ${name}`).toBeLessThanOrEqual(
+        name === 'offset' ? MAX_OFFSET : Number.MAX_SAFE_INTEGER,
+      );
+    }
   });
 });

@@ -840,7 +840,7 @@ export interface paths {
         put?: never;
         /**
          * Place a limit order on Polymarket with a stored hosted credential, under the wallet’s policy
-         * @description Checked in order, before anything is transmitted: the credential (active, polymarket, hosted) and the wallet (its funder), the market's tick size from the venue, the order's price and size on the venue's grid (400 naming the field), the platform's order cap (429), the switches (403; 503 when they cannot be read), the wallet's prediction_markets policy and its open exposure under a per-wallet lock (403 POLICY_VIOLATION naming the rule), the client_order_id (409), the fee from the prepaid balance (402). The order is recorded, then signed (EIP-712, domain version 2) and transmitted; the budget is checked before the transmit. A venue refusal is 422 with its reason; the fee is reversed and the exposure released.
+         * @description Checked in order, before anything is transmitted: the credential (active, polymarket, hosted) and the wallet (its funder), the market's tick size from the venue, the order's price and size on the venue's grid (400 naming the field), the platform's order cap (429), the switches (403; 503 when they cannot be read), the wallet's prediction_markets policy and its open exposure under a per-wallet lock (403 POLICY_VIOLATION naming the rule), the client_order_id (409), the fee from the prepaid balance (402). The order is recorded, then signed (EIP-712, domain version 2) and transmitted; the budget is checked before the transmit. A venue refusal is 422 with its reason; the fee is reversed and the exposure released. An Idempotency-Key is recorded on the order: a retry with it answers the order as it is now (201 once placed, 409 while the first request runs), never a second order.
          */
         post: operations["placePmOrder"];
         /** Cancel every resting order of a credential, optionally of one market */
@@ -2641,7 +2641,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2820,7 +2820,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3195,7 +3195,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3365,7 +3365,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3566,7 +3566,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4169,7 +4169,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4378,7 +4378,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4597,7 +4597,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5300,7 +5300,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5835,7 +5835,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6285,7 +6285,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6709,7 +6709,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6927,7 +6927,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7232,7 +7232,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7520,7 +7520,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8393,7 +8393,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8768,7 +8768,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9286,7 +9286,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9968,7 +9968,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11068,7 +11068,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11331,7 +11331,10 @@ export interface operations {
     placePmOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per logical request (1 to 255 printable ASCII characters; a UUID is ideal). A retry with the same key and payload replays the first answer instead of repeating the work; kept 7 days. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11383,6 +11386,7 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11475,7 +11479,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description CONFLICT: client_order_id already claimed; nothing transmitted. */
+            /** @description CONFLICT: client_order_id already claimed; nothing transmitted. IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still in flight. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11484,7 +11488,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
-                        code?: "CONFLICT";
+                        code?: "CONFLICT" | "IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -11501,7 +11505,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11514,7 +11518,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VENUE_REJECTED: the venue refused the order (its reason in the message). */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different payload. VENUE_REJECTED: the venue refused the order (its reason in the message). */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11523,7 +11527,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
-                        code?: "VENUE_REJECTED";
+                        code?: "IDEMPOTENCY_CONFLICT" | "VENUE_REJECTED";
                     };
                 };
             };
@@ -11607,7 +11611,10 @@ export interface operations {
                  */
                 market?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A unique key per logical request (1 to 255 printable ASCII characters; a UUID is ideal). A retry with the same key and payload replays the first answer instead of repeating the work; kept 7 days. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11617,6 +11624,7 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11692,6 +11700,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different payload. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
             /** @description RATE_LIMITED: the platform's cancel lane is spent. */
             429: {
                 headers: {
@@ -11764,7 +11798,10 @@ export interface operations {
     preparePmOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per logical request (1 to 255 printable ASCII characters; a UUID is ideal). A retry with the same key and payload replays the first answer instead of repeating the work; kept 7 days. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11816,6 +11853,7 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11957,7 +11995,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description CONFLICT: client_order_id already claimed; nothing transmitted. */
+            /** @description CONFLICT: client_order_id already claimed; nothing transmitted. IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still in flight. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11966,7 +12004,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
-                        code?: "CONFLICT";
+                        code?: "CONFLICT" | "IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -11983,7 +12021,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11993,6 +12031,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
                         code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different payload. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -12068,7 +12119,10 @@ export interface operations {
     submitPmOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per logical request (1 to 255 printable ASCII characters; a UUID is ideal). A retry with the same key and payload replays the first answer instead of repeating the work; kept 7 days. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12092,6 +12146,7 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12171,7 +12226,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description CONFLICT: another submit of it is in flight. */
+            /** @description CONFLICT: another submit of it is in flight. IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still in flight. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12180,7 +12235,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
-                        code?: "CONFLICT";
+                        code?: "CONFLICT" | "IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -12197,7 +12252,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12210,7 +12265,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VENUE_REJECTED: the venue refused the order. */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different payload. VENUE_REJECTED: the venue refused the order. */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12219,7 +12274,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
-                        code?: "VENUE_REJECTED";
+                        code?: "IDEMPOTENCY_CONFLICT" | "VENUE_REJECTED";
                     };
                 };
             };
@@ -12298,7 +12353,10 @@ export interface operations {
                 /** @example 8c3f2a61-5d4e-4b7a-9f10-2e6d8b4c1a97 */
                 credential_id: string;
             };
-            header?: never;
+            header?: {
+                /** @description A unique key per logical request (1 to 255 printable ASCII characters; a UUID is ideal). A retry with the same key and payload replays the first answer instead of repeating the work; kept 7 days. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example polymarket */
                 venue: "polymarket";
@@ -12313,6 +12371,7 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12383,7 +12442,20 @@ export interface operations {
                     };
                 };
             };
-            /** @description VENUE_REJECTED: the venue did not cancel it (filled or gone); its reason in the message. */
+            /** @description IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different payload. VENUE_REJECTED: the venue did not cancel it (filled or gone); its reason in the message. */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12392,7 +12464,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
-                        code?: "VENUE_REJECTED";
+                        code?: "IDEMPOTENCY_CONFLICT" | "VENUE_REJECTED";
                     };
                 };
             };
@@ -12580,7 +12652,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13014,7 +13086,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14083,7 +14155,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14306,7 +14378,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14766,7 +14838,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14946,7 +15018,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15266,7 +15338,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15453,7 +15525,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15638,7 +15710,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15839,7 +15911,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16063,7 +16135,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON. */
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

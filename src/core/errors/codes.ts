@@ -170,8 +170,8 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     title: 'Unsupported media type',
-    description: 'Request bodies must be JSON.',
-    remediation: 'Send the body as JSON with Content-Type: application/json.',
+    description: 'Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip).',
+    remediation: 'Send the body as uncompressed JSON with Content-Type: application/json.',
     noDefaultNext: 'Nothing to call: resend the body as JSON.',
   },
   IDEMPOTENCY_CONFLICT: {

@@ -213,7 +213,8 @@ async function replayOrInFlight(db: Db, clock: Clock, scope: IdempotencyScope): 
   throw inFlight();
 }
 
-function inFlight(): AppError {
+/** 409: the first request with this Idempotency-Key has not finished yet. */
+export function inFlight(): AppError {
   return new AppError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still in flight.', {
     status: 409,
     remediation: 'Wait a moment and retry with the same key; the first result will be replayed.',
@@ -243,13 +244,16 @@ async function findStored(
     .executeTakeFirst();
 }
 
+/** 422: the Idempotency-Key was used before with another request payload. */
+export function keyReusedError(): AppError {
+  return new AppError(
+    'IDEMPOTENCY_CONFLICT',
+    'This Idempotency-Key was already used with a different request payload.',
+  );
+}
+
 function replay(row: StoredResponse, scope: IdempotencyScope): MutationResult {
-  if (row.fingerprint !== scope.fingerprint) {
-    throw new AppError(
-      'IDEMPOTENCY_CONFLICT',
-      'This Idempotency-Key was already used with a different request payload.',
-    );
-  }
+  if (row.fingerprint !== scope.fingerprint) throw keyReusedError();
   return {
     status: row.response_status,
     body: JSON.parse(row.response_body) as unknown,

@@ -141,6 +141,10 @@ function mountRoute(app: FastifyInstance, route: RouteDefinition, deps: RouteDep
         principal,
         clientIp,
         userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,
+        requestKey: () => {
+          const scope = idempotencyScope();
+          return scope ? { key: scope.key, fingerprint: scope.fingerprint } : null;
+        },
         mutate: (fn) => {
           once('mutate');
           return runIdempotent(deps.db, deps.clock, idempotencyScope(), fn);

@@ -112,6 +112,12 @@ export interface RouteContext<S extends RouteSchemas> {
    */
   mutate(fn: (tx: Tx) => Promise<RouteResult>): Promise<RouteResult>;
   /**
+   * The request's Idempotency-Key and its fingerprint (method, path, query, body), or null without
+   * one: for a route that records the key on its own resource because its effect leaves the
+   * database (an order sent to a venue) and cannot commit with the key (docs/decisions.md).
+   */
+  requestKey(): { key: string; fingerprint: string } | null;
+  /**
    * For work that writes nothing to the database: `fn` runs outside any transaction (use the
    * pool freely), and its result is stored and replayed under the Idempotency-Key. Inside
    * `mutate`, use only `tx`: the embedded database has one connection.

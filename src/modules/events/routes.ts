@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { cursorParam } from '../../core/http/paging.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import { listEvents } from './store.ts';
@@ -9,10 +10,7 @@ export const EVENTS_MAX_LIMIT = 200;
 const EventsQuery = Type.Object(
   {
     cursor: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        description: 'The `next_cursor` of the previous page: returns events older than it.',
-      }),
+      cursorParam('The `next_cursor` of the previous page: returns events older than it.'),
     ),
     limit: Type.Optional(
       Type.Integer({ minimum: 1, maximum: EVENTS_MAX_LIMIT, default: EVENTS_DEFAULT_LIMIT }),

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { offsetParam } from '../../core/http/paging.ts';
 
 export const INTENT_LIST_DEFAULT_LIMIT = 50;
 export const INTENT_LIST_MAX_LIMIT = 200;
@@ -98,7 +99,7 @@ export const ListIntentsQuery = Type.Object(
   {
     wallet: Type.Optional(ADDRESS),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: INTENT_LIST_MAX_LIMIT })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Rows to skip; default 0.' })),
+    offset: Type.Optional(offsetParam()),
   },
   { additionalProperties: false },
 );

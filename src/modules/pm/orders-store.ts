@@ -40,6 +40,14 @@ export interface PmOrdersTable {
   expires_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The Idempotency-Key of the request that admitted it (place or prepare), and its fingerprint. */
+  idempotency_key: string | null;
+  request_fingerprint: string | null;
+  /** The Idempotency-Key of the submit that claimed a prepared order, and its fingerprint. */
+  submit_key: string | null;
+  submit_fingerprint: string | null;
+  /** When its transmit ended without an answer from the venue (the reconciler decides it). */
+  unanswered_at: Timestamp | null;
 }
 
 declare module '../../core/db/schema.ts' {
@@ -50,7 +58,10 @@ declare module '../../core/db/schema.ts' {
 
 export type PmOrderRow = Selectable<PmOrdersTable>;
 
-/** Inserts the order; false when the account used its client_order_id before (nothing written). */
+/**
+ * Inserts the order; false when the account used its client_order_id, or the request's
+ * Idempotency-Key, before (nothing written).
+ */
 export async function insertOrder(tx: DbExecutor, row: PmOrderRow): Promise<boolean> {
   const inserted = await tx
     .insertInto('pm_orders')
@@ -59,7 +70,7 @@ export async function insertOrder(tx: DbExecutor, row: PmOrderRow): Promise<bool
       order_struct: JSON.stringify(row.order_struct),
       state: JSON.stringify(row.state ?? {}),
     })
-    .onConflict((oc) => oc.columns(['account_id', 'client_order_id']).doNothing())
+    .onConflict((oc) => oc.doNothing())
     .returning('id')
     .executeTakeFirst();
   return inserted !== undefined;
@@ -105,7 +116,17 @@ export async function updateOrder(
   id: string,
   from: PmOrderStatus[],
   change: Partial<
-    Pick<PmOrderRow, 'status' | 'venue_status' | 'venue_error' | 'order_hash' | 'order_struct'>
+    Pick<
+      PmOrderRow,
+      | 'status'
+      | 'venue_status'
+      | 'venue_error'
+      | 'order_hash'
+      | 'order_struct'
+      | 'submit_key'
+      | 'submit_fingerprint'
+      | 'unanswered_at'
+    >
   >,
   now: Date,
 ): Promise<PmOrderRow | null> {
@@ -147,4 +168,19 @@ export async function transmittingBefore(db: DbExecutor, before: Date, limit: nu
     .orderBy('updated_at')
     .limit(limit)
     .execute();
+}
+
+/** The account's order admitted under an Idempotency-Key, or null. */
+export async function findKeyedOrder(
+  db: DbExecutor,
+  accountId: string,
+  key: string,
+): Promise<PmOrderRow | null> {
+  const row = await db
+    .selectFrom('pm_orders')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+  return row ?? null;
 }

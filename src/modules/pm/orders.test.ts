@@ -1,6 +1,7 @@
 // Prediction-market orders against the CLOB fake, signed for real and verified by it: placement
 // under the wallet's policy and exposure, the fee, client_order_id, venue refusals, the switches,
-// the platform order cap, resting orders, cancels, and exact exposure under concurrency.
+// the platform order cap, resting orders, cancels, exact exposure under concurrency, and one
+// Idempotency-Key, one order (a hundred at once, and the SDK retrying past a venue that timed out).
 
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
@@ -17,6 +18,7 @@ import { testConfig } from '../../config.ts';
 import { systemClock } from '../../core/clock.ts';
 import { startClobFake, type ClobFake } from '../../devnet/fakes/clob.ts';
 import { startKalshiFake, type KalshiFake } from '../../devnet/fakes/kalshi.ts';
+import { Purser } from '../../../packages/sdk/src/index.ts';
 import { readPrepaidBalance } from '../billing/index.ts';
 import { setSwitch } from '../switches/index.ts';
 import { Deadline } from '../../core/http/deadline.ts';
@@ -753,6 +755,170 @@ describe('an order whose transmit got no answer', () => {
   });
 });
 
+describe('one Idempotency-Key, one order', () => {
+  const keyed = (tr: Trader, key: string, over: Record<string, unknown> = {}) =>
+    t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/pm/orders',
+      headers: { ...tr.headers, 'idempotency-key': key },
+      payload: { ...orderBody(tr), ...over },
+    });
+  const ordersOf = (tr: Trader) =>
+    t.db.db.selectFrom('pm_orders').selectAll().where('account_id', '=', tr.accountId).execute();
+  const feesOf = async (tr: Trader) =>
+    (
+      await t.db.db
+        .selectFrom('ledger_groups')
+        .select('id')
+        .where('account_id', '=', tr.accountId)
+        .where('settlement_id', 'like', 'fee:pm_order:%')
+        .execute()
+    ).length;
+
+  it('100 concurrent requests with one key place one order and charge one fee; a retry replays it, another body is refused', async () => {
+    const tr = await trader();
+    const before = posted();
+    const balance = await readPrepaidBalance(t.db.db, tr.accountId);
+    const answers = await Promise.all(Array.from({ length: 100 }, () => keyed(tr, 'order-key-1')));
+    const statuses = answers.map((r) => r.statusCode);
+    // One was admitted and transmitted; the others replayed it, or were told it was in flight.
+    expect(
+      statuses.filter((c) => c !== 201 && c !== 409),
+      JSON.stringify(answers.map((r) => r.body)),
+    ).toEqual([]);
+    const placed = answers.filter((r) => r.statusCode === 201).map((r) => r.json<{ order_id: string }>());
+    expect(placed.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(placed.map((p) => p.order_id)).size).toBe(1);
+    for (const r of answers.filter((a) => a.statusCode === 409))
+      expect(expectErrorBody(r, 409, 'IDEMPOTENCY_CONFLICT').message).toContain('in flight');
+    expect(posted() - before).toBe(1);
+    expect(await ordersOf(tr)).toHaveLength(1);
+    expect(await feesOf(tr)).toBe(1);
+    const fee = BigInt((await ordersOf(tr))[0]!.fee_micro);
+    expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBe(balance.balanceMicro - fee);
+
+    // Later, the same key: the first answer again, marked as a replay; nothing sent.
+    const again = await keyed(tr, 'order-key-1');
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(placed[0]);
+    // The same key with another order: refused, nothing sent or charged.
+    const other = await keyed(tr, 'order-key-1', { price_usd: '0.3' });
+    expectErrorBody(other, 422, 'IDEMPOTENCY_CONFLICT');
+    expect(posted() - before).toBe(1);
+    expect(await feesOf(tr)).toBe(1);
+    // A cancel under a key replays too: the venue is asked once.
+    const cancel = () =>
+      t.app.fastify.inject({
+        method: 'DELETE',
+        url: `/v1/pm/orders/polymarket/${placed[0]!.order_id}?credential_id=${tr.credentialId}`,
+        headers: { ...tr.headers, 'idempotency-key': 'cancel-key-1' },
+      });
+    const first = await cancel();
+    expect(first.statusCode, first.body).toBe(200);
+    const cancels = clob.requests.filter((r) => r.method === 'DELETE').length;
+    const second = await cancel();
+    expect(second.statusCode).toBe(200);
+    expect(second.json()).toEqual(first.json());
+    expect(clob.requests.filter((r) => r.method === 'DELETE').length).toBe(cancels);
+  });
+
+  it('a venue that times out once while the SDK retries: one order at the venue, one fee, and the SDK gets it', async () => {
+    const tr = await trader();
+    const port = t.deps.pmVenues!.polymarket;
+    const postOrder = port.postOrder.bind(port);
+    let timedOut = 0;
+    // The first transmit reaches the venue, which answers after the caller stopped waiting.
+    port.postOrder = async (auth, signed, options, call) => {
+      if (timedOut > 0) return postOrder(auth, signed, options, call);
+      timedOut += 1;
+      clob.knobs.latencyMs = 400;
+      try {
+        return await postOrder(auth, signed, options, { timeoutMs: 100 });
+      } finally {
+        clob.knobs.latencyMs = 0;
+      }
+    };
+    const address = await t.app.fastify.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const before = posted();
+      const exchanges: number[] = [];
+      const traced = new Purser({
+        baseUrl: address,
+        token: tr.headers.authorization.slice(7),
+        retries: 6,
+        onExchange: (e) => exchanges.push(e.status),
+      });
+      const { data } = await traced.api.POST('/v1/pm/orders', { body: orderBody(tr) });
+      expect(timedOut).toBe(1);
+      // The first attempt was 503 (no answer from the venue); a retry under the same key found the
+      // order at the venue by its hash.
+      expect(exchanges[0]).toBe(503);
+      expect(exchanges.at(-1)).toBe(201);
+      const [row] = await ordersOf(tr);
+      expect(data).toMatchObject({ order_id: row!.order_hash, venue: 'polymarket' });
+      expect(row!.status).toBe('placed');
+      expect(clob.order(row!.order_hash as `0x${string}`)?.status).toBe('LIVE');
+      expect(posted() - before).toBe(1);
+      expect(await feesOf(tr)).toBe(1);
+    } finally {
+      port.postOrder = postOrder;
+    }
+  });
+
+  it('prepare and submit replay under their keys: one prepared order, one transmit', async () => {
+    const tr = await trader({}, 100_000_000n, 'client_signed');
+    const body = {
+      wallet: tr.wallet,
+      credential_id: tr.credentialId,
+      condition_id: MARKET,
+      token_id: YES,
+      action: 'buy',
+      price_usd: '0.4',
+      size_shares: '10',
+    };
+    const prep = () =>
+      t.app.fastify.inject({
+        method: 'POST',
+        url: '/v1/pm/orders/prepare',
+        headers: { ...tr.headers, 'idempotency-key': 'prep-1' },
+        payload: body,
+      });
+    const [a, b] = await Promise.all([prep(), prep()]);
+    expect([a.statusCode, b.statusCode]).toEqual([201, 201]);
+    expect(a.json()).toEqual(b.json());
+    expect(await ordersOf(tr)).toHaveLength(1);
+    expect(await feesOf(tr)).toBe(1);
+    const p = a.json<{ prepare_id: string; typed_data: Parameters<typeof signTyped>[1] }>();
+    const signature = await signTyped(tr.key, p.typed_data);
+    const before = posted();
+    const sub = () =>
+      t.app.fastify.inject({
+        method: 'POST',
+        url: '/v1/pm/orders/submit',
+        headers: { ...tr.headers, 'idempotency-key': 'sub-1' },
+        payload: { prepare_id: p.prepare_id, signature },
+      });
+    const first = await sub();
+    expect(first.statusCode, first.body).toBe(201);
+    const second = await sub();
+    expect(second.statusCode).toBe(201);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.json()).toEqual(first.json());
+    expect(posted() - before).toBe(1);
+  });
+});
+
+/** Signs typed data as a wallet does with eth_signTypedData_v4 (uints as strings). */
+async function signTyped(
+  key: `0x${string}`,
+  typed: { domain: object; types: Record<string, unknown>; message: object },
+): Promise<string> {
+  const { Wallet } = await import('@ethersproject/wallet');
+  const { EIP712Domain: _, ...types } = typed.types as Record<string, Array<{ name: string; type: string }>>;
+  return new Wallet(key)._signTypedData(typed.domain, types, typed.message);
+}
+
 describe('the client-signed flow', () => {
   async function clientSigned(policy: Record<string, unknown> = {}) {
     const tr = await trader(policy, 100_000_000n, 'client_signed');
@@ -778,19 +944,6 @@ describe('the client-signed flow', () => {
   const submit = (tr: Trader, payload: object) =>
     t.app.fastify.inject({ method: 'POST', url: '/v1/pm/orders/submit', headers: tr.headers, payload });
 
-  /** Signs the prepared typed data as a wallet does with eth_signTypedData_v4 (uints as strings). */
-  async function signAsWallet(
-    key: `0x${string}`,
-    typed: { domain: object; types: Record<string, unknown>; message: object },
-  ) {
-    const { Wallet } = await import('@ethersproject/wallet');
-    const { EIP712Domain: _, ...types } = typed.types as Record<
-      string,
-      Array<{ name: string; type: string }>
-    >;
-    return new Wallet(key)._signTypedData(typed.domain, types, typed.message);
-  }
-
   it('prepares with every check, the signed order is submitted and verified by the venue, once', async () => {
     const { tr, key } = await clientSigned();
     const before = await readPrepaidBalance(t.db.db, tr.accountId);
@@ -812,14 +965,14 @@ describe('the client-signed flow', () => {
     // Reserved and charged at prepare.
     expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBeLessThan(before.balanceMicro);
 
-    const wrongKey = await signAsWallet(generatePrivateKey(), p.typed_data);
+    const wrongKey = await signTyped(generatePrivateKey(), p.typed_data);
     const sent = posted();
     const bad = await submit(tr, { prepare_id: p.prepare_id, signature: wrongKey });
     expectErrorBody(bad, 400, 'INVALID_REQUEST');
     expect(bad.json().message).toMatch(/recovers to/);
     expect(posted()).toBe(sent);
 
-    const signature = await signAsWallet(key, p.typed_data);
+    const signature = await signTyped(key, p.typed_data);
     const ok = await submit(tr, { prepare_id: p.prepare_id, signature });
     expect(ok.statusCode, ok.body).toBe(201);
     expect(clob.order(ok.json().order_id)).toMatchObject({ status: 'LIVE', side: 'SELL', price: '0.655' });
@@ -856,7 +1009,7 @@ describe('the client-signed flow', () => {
     expect(await sweepPrepared(later)).toBeGreaterThanOrEqual(1);
     expect((await readPrepaidBalance(t.db.db, tr.accountId)).balanceMicro).toBe(before.balanceMicro);
     expectErrorBody(
-      await submit(tr, { prepare_id: p.prepare_id, signature: await signAsWallet(key, p.typed_data) }),
+      await submit(tr, { prepare_id: p.prepare_id, signature: await signTyped(key, p.typed_data) }),
       404,
       'NOT_FOUND',
     );

@@ -5,6 +5,14 @@
 // budget checked before the transmit and never after. A refusal by the venue releases the exposure
 // and reverses the fee; an answer that never came leaves the order `transmitting` until the venue
 // is asked about its hash: an order is never sent twice.
+//
+// Idempotency-Key: an order reaches the venue, so its key cannot live in a transaction around the
+// request. It is recorded on the order (claimed by a unique index in the admission's transaction,
+// so of concurrent requests with one key exactly one is admitted, transmitted and charged), and a
+// retry with the key is answered from the order as it is now: placed (201, the first answer),
+// refused (422, as the first), still in flight (409), or, when the first request got no answer
+// from the venue, after asking the venue about the order's hash (201 once it shows, 503 while it
+// does not). The same key with another request is IDEMPOTENCY_CONFLICT (422).
 
 import { getAddress, recoverTypedDataAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -29,6 +37,7 @@ import type { Config } from '../../config.ts';
 import { lockUntilCommit, type Db, type DbExecutor } from '../../core/db/database.ts';
 import { AppError, invalidRequest, notFound, unavailable } from '../../core/errors/app-error.ts';
 import { actorName, type Actor } from '../../core/http/actor.ts';
+import { inFlight, keyReusedError } from '../../core/http/idempotency.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
 import { newId } from '../../core/ids.ts';
 import { formatUsd } from '../../core/money.ts';
@@ -42,6 +51,7 @@ import { returnTokens, takeTokens, rateLaneName } from '../ratelanes/index.ts';
 import { assertExecutionEnabled } from '../switches/index.ts';
 import { noActiveCredential, type CredentialDeps } from './credentials.ts';
 import {
+  findKeyedOrder,
   insertOrder,
   openExposure,
   transmittingBefore,
@@ -79,6 +89,26 @@ export interface PlacedOrder {
   cost_usd: string;
   fee_usd: string;
   policy_version: number;
+}
+
+/** A request's Idempotency-Key, with the fingerprint of the request (method, path, query, body). */
+export interface OrderKey {
+  key: string;
+  fingerprint: string;
+}
+
+/** An order route's answer: the first outcome, or a replay of it under the same key. */
+export interface KeyedAnswer<T> {
+  body: T;
+  replayed: boolean;
+}
+
+/** Admission found an order of the account under the request's key (nothing was written). */
+class KeyedOrderExists extends Error {
+  constructor(readonly row: PmOrderRow) {
+    super(`order ${row.id} holds the Idempotency-Key`);
+    this.name = 'KeyedOrderExists';
+  }
 }
 
 /** 403 POLICY_VIOLATION naming the rule: prediction-market refusals (decisions.md). */
@@ -134,6 +164,7 @@ async function admitOrder(
   body: PlaceOrderBody,
   deadline: Deadline,
   flow: 'hosted' | 'client_signed',
+  key: OrderKey | null,
 ): Promise<Admitted> {
   const accountId = actor.principal.accountId;
   const wallet = body.wallet.toLowerCase();
@@ -291,8 +322,16 @@ async function admitOrder(
         expires_at: flow === 'hosted' ? null : new Date(now.getTime() + PREPARE_TTL_MS),
         created_at: now,
         updated_at: now,
+        idempotency_key: key?.key ?? null,
+        request_fingerprint: key?.fingerprint ?? null,
+        submit_key: null,
+        submit_fingerprint: null,
+        unanswered_at: null,
       };
       if (!(await insertOrder(tx, row))) {
+        // The key first: a concurrent request with it committed its order while this one waited.
+        const keyed = key ? await findKeyedOrder(tx, accountId, key.key) : null;
+        if (keyed) throw new KeyedOrderExists(keyed);
         throw new AppError(
           'CONFLICT',
           `An order with client_order_id "${body.client_order_id}" was already attempted by this account; nothing was transmitted.`,
@@ -362,8 +401,9 @@ export async function placeOrder(
   actor: Actor,
   body: PlaceOrderBody,
   deadline: Deadline,
+  key: OrderKey | null = null,
 ): Promise<PlacedOrder> {
-  const admitted = await admitOrder(deps, actor, body, deadline, 'hosted');
+  const admitted = await admitOrder(deps, actor, body, deadline, 'hosted', key);
   const { signerKey, auth } = admitted.hosted!;
   const signed = await signOrderV2(admitted.order, privateKeyToAccount(signerKey), admitted.venueSpec);
   return transmit(deps, admitted.row, signed, auth, deadline, admitted.giveBack);
@@ -395,22 +435,139 @@ export async function prepareOrder(
   actor: Actor,
   body: PlaceOrderBody,
   deadline: Deadline,
+  key: OrderKey | null = null,
 ): Promise<PreparedOrder> {
-  const admitted = await admitOrder(deps, actor, body, deadline, 'client_signed');
+  const admitted = await admitOrder(deps, actor, body, deadline, 'client_signed', key);
   // The order token is spent at the transmit: give it back now, the submit takes its own.
   await admitted.giveBack();
-  const row = admitted.row;
+  return preparedView(admitted.row, deps.config.pm.chainId);
+}
+
+/** A prepared order as POST /v1/pm/orders/prepare answers it (rebuilt alike from its record). */
+function preparedView(row: PmOrderRow, chainId: number): PreparedOrder {
+  const { order, neg_risk: negRisk } = row.order_struct as { order: ClobOrderV2; neg_risk: boolean };
   return {
     venue: 'polymarket',
     prepare_id: row.id,
     client_order_id: row.client_order_id,
-    typed_data: jsonTypedData(orderTypedDataV2(admitted.order, admitted.venueSpec)),
-    order: admitted.order,
+    typed_data: jsonTypedData(orderTypedDataV2(order, { chainId, negRisk })),
+    order,
     cost_usd: formatUsd(BigInt(row.notional_micro)),
     fee_usd: formatUsd(BigInt(row.fee_micro)),
     policy_version: row.policy_version,
     expires_at: new Date(row.expires_at!).toISOString(),
   };
+}
+
+/** POST /v1/pm/orders under its Idempotency-Key (see the file comment). */
+export async function placeOrderOnce(
+  deps: OrderDeps,
+  actor: Actor,
+  body: PlaceOrderBody,
+  deadline: Deadline,
+  key: OrderKey | null,
+): Promise<KeyedAnswer<PlacedOrder>> {
+  return underKey(
+    deps,
+    actor,
+    key,
+    () => placeOrder(deps, actor, body, deadline, key),
+    (row) => replayPlacement(deps, row, key!.fingerprint, row.request_fingerprint),
+  );
+}
+
+/** POST /v1/pm/orders/prepare under its Idempotency-Key: a replay answers the prepared order again. */
+export async function prepareOrderOnce(
+  deps: OrderDeps,
+  actor: Actor,
+  body: PlaceOrderBody,
+  deadline: Deadline,
+  key: OrderKey | null,
+): Promise<KeyedAnswer<PreparedOrder>> {
+  return underKey(
+    deps,
+    actor,
+    key,
+    () => prepareOrder(deps, actor, body, deadline, key),
+    async (row) => {
+      if (row.request_fingerprint !== key!.fingerprint) throw keyReusedError();
+      return preparedView(row, deps.config.pm.chainId);
+    },
+  );
+}
+
+/** Runs `first` unless an order holds the key already (before, or by a concurrent request): `replay` it. */
+async function underKey<T>(
+  deps: OrderDeps,
+  actor: Actor,
+  key: OrderKey | null,
+  first: () => Promise<T>,
+  replay: (row: PmOrderRow) => Promise<T>,
+): Promise<KeyedAnswer<T>> {
+  const prior = key ? await findKeyedOrder(deps.db, actor.principal.accountId, key.key) : null;
+  if (prior) return { body: await replay(prior), replayed: true };
+  try {
+    return { body: await first(), replayed: false };
+  } catch (err) {
+    if (!(err instanceof KeyedOrderExists)) throw err;
+    return { body: await replay(err.row), replayed: true };
+  }
+}
+
+/**
+ * A transmitted order, answered again for a retry with its key: as it is now. The first request
+ * still running is 409; one whose transmit got no answer is looked up at the venue by its hash
+ * first (placed once it shows there; 503 as the first answer while it does not).
+ */
+async function replayPlacement(
+  deps: OrderDeps,
+  row: PmOrderRow,
+  fingerprint: string,
+  recorded: string | null,
+): Promise<PlacedOrder> {
+  if (recorded !== fingerprint) throw keyReusedError();
+  let now = row;
+  if (now.status === 'transmitting') {
+    if (now.unanswered_at === null) throw inFlight();
+    await reconcileOrder(deps, now).catch(() => 'pending');
+    now = (await orderById(deps.db, row.id)) ?? now;
+  }
+  switch (now.status) {
+    case 'placed':
+    case 'cancelled':
+    case 'filled':
+      return placedView(now);
+    case 'transmitting':
+      throw unansweredError(now.order_hash!);
+    case 'rejected':
+      throw venueRefusal(now.venue_error ?? 'refused');
+    default:
+      throw notFound(`Order ${now.id} was never transmitted (${now.status}).`);
+  }
+}
+
+async function orderById(db: DbExecutor, id: string): Promise<PmOrderRow | undefined> {
+  return db.selectFrom('pm_orders').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** 422 VENUE_REJECTED: the venue refused the order; nothing was placed and its fee was reversed. */
+function venueRefusal(reason: string): AppError {
+  return new AppError('VENUE_REJECTED', `polymarket refused the order: ${reason}`, {
+    remediation: 'Nothing was placed; its fee was reversed. Adjust the order and retry.',
+  });
+}
+
+/** 503: the venue did not answer the transmit; the order is decided by its hash, never sent again. */
+function unansweredError(orderHash: string): AppError {
+  return unavailable(
+    `polymarket did not answer the order ${orderHash}: it is placed once or not at all, and Purser asks ` +
+      'the venue about its hash before anything else happens to it.',
+    {
+      remediation:
+        'Retry with the same Idempotency-Key, or read GET /v1/pm/orders in a minute; do not place it again under a new client_order_id.',
+      next: [],
+    },
+  );
 }
 
 /** Second half: the signature must recover to the declared signer before expires_at; then transmitted. */
@@ -419,7 +576,8 @@ export async function submitOrder(
   actor: Actor,
   body: { prepare_id: string; signature: string },
   deadline: Deadline,
-): Promise<PlacedOrder> {
+  key: OrderKey | null = null,
+): Promise<KeyedAnswer<PlacedOrder>> {
   const accountId = actor.principal.accountId;
   const row = await deps.db
     .selectFrom('pm_orders')
@@ -427,6 +585,13 @@ export async function submitOrder(
     .where('id', '=', body.prepare_id)
     .where('account_id', '=', accountId)
     .executeTakeFirst();
+  // A retry of the submit that claimed it: the order as it is now.
+  if (key && row && row.submit_key === key.key) {
+    return {
+      body: await replayPlacement(deps, row, key.fingerprint, row.submit_fingerprint),
+      replayed: true,
+    };
+  }
   const gone = () =>
     notFound(`No prepared order ${body.prepare_id} awaits a signature (expired, submitted or unknown).`, {
       remediation: 'Prepare the order again with POST /v1/pm/orders/prepare.',
@@ -465,7 +630,10 @@ export async function submitOrder(
         tx,
         row.id,
         ['prepared'],
-        { status: 'transmitting' },
+        {
+          status: 'transmitting',
+          ...(key ? { submit_key: key.key, submit_fingerprint: key.fingerprint } : {}),
+        },
         deps.clock.now(),
       );
       if (!claimed) {
@@ -490,7 +658,8 @@ export async function submitOrder(
     throw err;
   }
   const claimedRow = { ...row, status: 'transmitting' as const };
-  return transmit(deps, claimedRow, { ...order, signature: body.signature as Hex }, auth, deadline, giveBack);
+  const signed = { ...order, signature: body.signature as Hex };
+  return { body: await transmit(deps, claimedRow, signed, auth, deadline, giveBack), replayed: false };
 }
 
 /** Prepared orders past their expiry: swept, exposure released, fee reversed (a job). */
@@ -533,20 +702,17 @@ async function transmit(
   } catch (err) {
     if (err instanceof VenueRejected) {
       await closeUnsent(deps, row, 'rejected', err.message);
-      throw new AppError('VENUE_REJECTED', `polymarket refused the order: ${err.message}`, {
-        remediation: 'Nothing was placed; its fee was reversed. Adjust the order and retry.',
-      });
+      throw venueRefusal(err.message);
     }
     if (err instanceof VenueUnavailable) {
-      throw unavailable(
-        `polymarket did not answer the order ${orderHash}: it is placed once or not at all, and Purser asks ` +
-          'the venue about its hash before anything else happens to it.',
-        {
-          remediation:
-            'Read GET /v1/pm/orders in a minute; do not place it again under a new client_order_id.',
-          next: [],
-        },
-      );
+      // Marked, so a retry with the key knows the first request ended and asks the venue.
+      await deps.db
+        .updateTable('pm_orders')
+        .set({ unanswered_at: deps.clock.now() })
+        .where('id', '=', row.id)
+        .where('status', '=', 'transmitting')
+        .execute();
+      throw unansweredError(orderHash);
     }
     throw err;
   }
@@ -893,34 +1059,7 @@ export async function reconcileTransmitting(
   const out = { placed: 0, closed: 0, pending: 0 };
   for (const row of rows) {
     try {
-      const used = await deps.db.transaction().execute((tx) =>
-        useCredential(tx, deps, {
-          accountId: row.account_id,
-          credentialId: row.credential_id,
-          operation: 'orders.read',
-          actor: null,
-        }),
-      );
-      if (!used || used.material.venue !== 'polymarket' || !used.row.signer_address) {
-        // The credential was revoked meanwhile: nothing can ask the venue with it any more.
-        out.pending += 1;
-        continue;
-      }
-      const auth: ClobL2Auth = {
-        address: getAddress(used.row.signer_address),
-        creds: clobCredsOf(used.material),
-      };
-      const found = await deps.clob.getOrder(auth, row.order_hash!);
-      const status = found ? found.status.toLowerCase() : await statusFromTrades(deps, auth, row);
-      if (status) {
-        await recordPlaced(deps, row, status);
-        out.placed += 1;
-      } else if (now - new Date(row.updated_at).getTime() > UNKNOWN_AFTER_MS) {
-        await closeUnsent(deps, row, 'rejected', 'the venue never showed the order');
-        out.closed += 1;
-      } else {
-        out.pending += 1;
-      }
+      out[await reconcileOrder(deps, row)] += 1;
     } catch (err) {
       log.warn(
         { err: (err as Error).message, order: row.id },
@@ -930,6 +1069,38 @@ export async function reconcileTransmitting(
     }
   }
   return out;
+}
+
+/**
+ * Asks the venue about one transmitting order's hash (its order, else its trades): `placed` once it
+ * shows there; `closed` (fee reversed) when it never did for UNKNOWN_AFTER_MS; else `pending`. A
+ * revoked credential cannot ask: `pending`. Never sends anything.
+ */
+async function reconcileOrder(deps: OrderDeps, row: PmOrderRow): Promise<'placed' | 'closed' | 'pending'> {
+  const used = await deps.db.transaction().execute((tx) =>
+    useCredential(tx, deps, {
+      accountId: row.account_id,
+      credentialId: row.credential_id,
+      operation: 'orders.read',
+      actor: null,
+    }),
+  );
+  if (!used || used.material.venue !== 'polymarket' || !used.row.signer_address) return 'pending';
+  const auth: ClobL2Auth = {
+    address: getAddress(used.row.signer_address),
+    creds: clobCredsOf(used.material),
+  };
+  const found = await deps.clob.getOrder(auth, row.order_hash!);
+  const status = found ? found.status.toLowerCase() : await statusFromTrades(deps, auth, row);
+  if (status) {
+    await recordPlaced(deps, row, status);
+    return 'placed';
+  }
+  if (deps.clock.now().getTime() - new Date(row.updated_at).getTime() > UNKNOWN_AFTER_MS) {
+    await closeUnsent(deps, row, 'rejected', 'the venue never showed the order');
+    return 'closed';
+  }
+  return 'pending';
 }
 
 /** Pages of trades the reconciler reads at most when looking for an order. */

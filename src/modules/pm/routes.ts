@@ -26,9 +26,10 @@ import {
   cancelAllOf,
   cancelOne,
   listRestingOrders,
-  placeOrder,
-  prepareOrder,
+  placeOrderOnce,
+  prepareOrderOnce,
   submitOrder,
+  type KeyedAnswer,
   type OrderDeps,
 } from './orders.ts';
 import { registryOf } from '../registry/index.ts';
@@ -490,12 +491,13 @@ export const pmRoutes: RouteDefinition[] = [
       "be read), the wallet's prediction_markets policy and its open exposure under a per-wallet lock (403 " +
       'POLICY_VIOLATION naming the rule), the client_order_id (409), the fee from the prepaid balance (402). ' +
       'The order is recorded, then signed (EIP-712, domain version 2) and transmitted; the budget is checked ' +
-      'before the transmit. A venue refusal is 422 with its reason; the fee is reversed and the exposure released.',
+      'before the transmit. A venue refusal is 422 with its reason; the fee is reversed and the exposure released. ' +
+      'An Idempotency-Key is recorded on the order: a retry with it answers the order as it is now (201 once ' +
+      'placed, 409 while the first request runs), never a second order.',
     tags: TAGS,
     class: 'bearer',
     scope: 'write',
     wallet: { in: 'body', field: 'wallet' },
-    idempotent: false,
     gate: pmJurisdictionGate,
     schema: { body: PlaceOrderBody, response: { 201: PlacedOrderSchema } },
     docs: {
@@ -514,10 +516,10 @@ export const pmRoutes: RouteDefinition[] = [
       responses: { 201: 'Transmitted and accepted by the venue.' },
       example: { body: PLACE_ORDER_BODY, status: 201, response: PLACED_ORDER },
     },
-    handler: async (ctx) => {
-      const actor = actorOf(ctx);
-      return { status: 201, body: await placeOrder(orderDeps(ctx.deps), actor, ctx.body, ctx.deadline) };
-    },
+    handler: async (ctx) =>
+      keyedResult(
+        await placeOrderOnce(orderDeps(ctx.deps), actorOf(ctx), ctx.body, ctx.deadline, ctx.requestKey()),
+      ),
   }),
   defineRoute({
     method: 'POST',
@@ -533,7 +535,6 @@ export const pmRoutes: RouteDefinition[] = [
     class: 'bearer',
     scope: 'write',
     wallet: { in: 'body', field: 'wallet' },
-    idempotent: false,
     gate: pmJurisdictionGate,
     schema: { body: PlaceOrderBody, response: { 201: PreparedOrderSchema } },
     docs: {
@@ -548,10 +549,10 @@ export const pmRoutes: RouteDefinition[] = [
       responses: { 201: 'The prepared order: sign typed_data, then submit.' },
       example: { body: PLACE_ORDER_BODY, status: 201, response: PREPARED_ORDER },
     },
-    handler: async (ctx) => ({
-      status: 201,
-      body: await prepareOrder(orderDeps(ctx.deps), actorOf(ctx), ctx.body, ctx.deadline),
-    }),
+    handler: async (ctx) =>
+      keyedResult(
+        await prepareOrderOnce(orderDeps(ctx.deps), actorOf(ctx), ctx.body, ctx.deadline, ctx.requestKey()),
+      ),
   }),
   defineRoute({
     method: 'POST',
@@ -576,7 +577,6 @@ export const pmRoutes: RouteDefinition[] = [
         return row?.wallet ?? null;
       },
     },
-    idempotent: false,
     gate: pmJurisdictionGate,
     schema: { body: SubmitOrderBody, response: { 201: PlacedOrderSchema } },
     docs: {
@@ -598,10 +598,10 @@ export const pmRoutes: RouteDefinition[] = [
       responses: { 201: 'Transmitted and accepted by the venue.' },
       example: { body: SUBMIT_ORDER_BODY, status: 201, response: PLACED_ORDER },
     },
-    handler: async (ctx) => ({
-      status: 201,
-      body: await submitOrder(orderDeps(ctx.deps), actorOf(ctx), ctx.body, ctx.deadline),
-    }),
+    handler: async (ctx) =>
+      keyedResult(
+        await submitOrder(orderDeps(ctx.deps), actorOf(ctx), ctx.body, ctx.deadline, ctx.requestKey()),
+      ),
   }),
   defineRoute({
     method: 'GET',
@@ -638,7 +638,6 @@ export const pmRoutes: RouteDefinition[] = [
     class: 'bearer',
     scope: 'cancel',
     wallet: false,
-    idempotent: false,
     gate: pmJurisdictionGate,
     schema: {
       params: CancelOrderParams,
@@ -659,16 +658,17 @@ export const pmRoutes: RouteDefinition[] = [
       responses: { 200: 'Cancelled at the venue.' },
       example: { params: CANCEL_PARAMS, query: CANCEL_QUERY, status: 200, response: CANCELLED_ORDER },
     },
-    handler: async (ctx) => ({
-      status: 200,
-      body: await cancelOne(
-        orderDeps(ctx.deps),
-        actorOf(ctx),
-        ctx.params.order_id,
-        ctx.query.credential_id,
-        ctx.deadline,
-      ),
-    }),
+    handler: async (ctx) =>
+      ctx.replayable(async () => ({
+        status: 200,
+        body: await cancelOne(
+          orderDeps(ctx.deps),
+          actorOf(ctx),
+          ctx.params.order_id,
+          ctx.query.credential_id,
+          ctx.deadline,
+        ),
+      })),
   }),
   defineRoute({
     method: 'DELETE',
@@ -679,7 +679,6 @@ export const pmRoutes: RouteDefinition[] = [
     class: 'bearer',
     scope: 'cancel',
     wallet: false,
-    idempotent: false,
     gate: pmJurisdictionGate,
     schema: { querystring: OrdersQuery, response: { 200: CancelAllSchema } },
     docs: {
@@ -692,10 +691,11 @@ export const pmRoutes: RouteDefinition[] = [
       responses: { 200: 'What was cancelled; complete is false when some orders were not.' },
       example: { query: ORDERS_QUERY, status: 200, response: CANCELLED_ALL },
     },
-    handler: async (ctx) => ({
-      status: 200,
-      body: await cancelAllOf(orderDeps(ctx.deps), actorOf(ctx), ctx.query, ctx.deadline),
-    }),
+    handler: async (ctx) =>
+      ctx.replayable(async () => ({
+        status: 200,
+        body: await cancelAllOf(orderDeps(ctx.deps), actorOf(ctx), ctx.query, ctx.deadline),
+      })),
   }),
   defineRoute({
     method: 'POST',
@@ -758,4 +758,13 @@ function chainOf(deps: AppDeps): ChainPort {
     });
   }
   return deps.chain;
+}
+
+/** A 201 of an order route, marked as a replay when it answers a retry with the same key. */
+function keyedResult<T>(answer: KeyedAnswer<T>) {
+  return {
+    status: 201 as const,
+    body: answer.body,
+    ...(answer.replayed ? { headers: { 'idempotent-replayed': 'true' } } : {}),
+  };
 }

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { offsetParam } from '../../core/http/paging.ts';
 import { PM_VENUES } from '../../adapters/pm-venue/port.ts';
 
 const ADDRESS = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
@@ -92,7 +93,7 @@ export const CredentialIdParams = Type.Object(
 export const ListCredentialsQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: CREDENTIAL_LIST_MAX_LIMIT })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Rows to skip; default 0.' })),
+    offset: Type.Optional(offsetParam()),
     include_revoked: Type.Optional(
       Type.Boolean({ description: 'Also list revoked credentials (their metadata only); default false.' }),
     ),

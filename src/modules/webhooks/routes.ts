@@ -1,6 +1,7 @@
 import { requirePrincipal } from '../../core/http/actor.ts';
 import { keyringOf } from '../../core/sealing.ts';
 import { Type } from 'typebox';
+import { cursorParam } from '../../core/http/paging.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import type { AppDeps } from '../../deps.ts';
 import {
@@ -53,9 +54,7 @@ const TestEventResponse = Type.Object(
 const SecretResponse = Type.Object({ secret: Type.String() }, { additionalProperties: false });
 const FailuresQuery = Type.Object(
   {
-    cursor: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'The last seen failure id: returns older failures.' }),
-    ),
+    cursor: Type.Optional(cursorParam('The last seen failure id: returns older failures.')),
     limit: Type.Optional(
       Type.Integer({ minimum: 1, maximum: FAILURES_MAX_LIMIT, default: FAILURES_DEFAULT_LIMIT }),
     ),
