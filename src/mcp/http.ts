@@ -15,21 +15,31 @@ export const MCP_PATH = '/v1/mcp';
 
 export function registerMcpEndpoint(app: FastifyInstance, routes: RouteDefinition[], config: Config): void {
   const tools = mcpTools(routes);
-  // Injected with the MCP caller's own address: per-address rate limits and idempotency scopes stay theirs.
+  const carried = networkHeaders(config);
+  // Each tool call is injected as if it came over the network the MCP request came over: from the
+  // same socket peer, with the same proxy and edge headers. So the API derives the same client
+  // address (per-address rate limits and idempotency scopes stay the caller's) and the
+  // jurisdiction gate, which trusts headers only from a trusted proxy peer, decides exactly as it
+  // does for the same request over REST.
   const callerFrom =
-    (remoteAddress: string): ApiCaller =>
+    (outer: FastifyRequest): ApiCaller =>
     async (request) => {
+      const network: Record<string, string | string[]> = {};
+      for (const name of carried) {
+        const value = outer.headers[name];
+        if (value !== undefined) network[name] = value;
+      }
       const res = await app.inject({
         method: request.method as 'GET',
         url: request.url,
-        headers: request.headers,
-        remoteAddress,
+        headers: { ...network, ...request.headers },
+        remoteAddress: outer.socket.remoteAddress ?? '',
         ...(request.body !== undefined ? { payload: request.body } : {}),
       });
       return { status: res.statusCode, body: res.body };
     };
   app.post(MCP_PATH, { config: { rateLimit: false } }, async (req, reply) => {
-    const call = callerFrom(req.ip);
+    const call = callerFrom(req);
     const authorization = req.headers.authorization ?? '';
     const who = await credentialOf(call, authorization);
     if ('refusal' in who) {
@@ -67,4 +77,21 @@ export function registerMcpEndpoint(app: FastifyInstance, routes: RouteDefinitio
     );
   app.get(MCP_PATH, onlyPost);
   app.delete(MCP_PATH, onlyPost);
+}
+
+/**
+ * The headers that say where a request came from, carried from an MCP request to its tool calls:
+ * the proxy chain, the trusted edge's country header, and the user agent (recorded as network
+ * context). Nothing else of the MCP request reaches a tool call.
+ */
+function networkHeaders(config: Config): string[] {
+  return [
+    'x-forwarded-for',
+    'x-forwarded-proto',
+    'x-forwarded-host',
+    'forwarded',
+    'x-real-ip',
+    'user-agent',
+    config.pm.geo.countryHeader,
+  ];
 }
