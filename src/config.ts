@@ -243,7 +243,7 @@ export interface CctpConfig {
    * Fault injection for the crash tests (never in production): the process kills itself with
    * SIGKILL right after broadcasting the burn, or right after the attestation arrived.
    */
-  faultCrash: 'after_burn_broadcast' | 'after_attestation' | null;
+  faultCrash: 'after_burn_broadcast' | 'after_attestation' | 'after_mint_broadcast' | null;
 }
 
 /** Circle's CCTP V2 contracts: the same two addresses on every mainnet chain (protocols.md 5.3). */
@@ -1118,8 +1118,11 @@ function jsonObjectEntries(raw: string): [string, unknown][] | string {
 /** `PURSER_FAULT_REBALANCE_CRASH`: where a development process kills itself (crash tests). */
 function faultCrash(raw: string | undefined, problems: string[]): CctpConfig['faultCrash'] {
   if (raw === undefined || raw === '') return null;
-  if (raw === 'after_burn_broadcast' || raw === 'after_attestation') return raw;
-  problems.push('PURSER_FAULT_REBALANCE_CRASH must be after_burn_broadcast or after_attestation');
+  if (raw === 'after_burn_broadcast' || raw === 'after_attestation' || raw === 'after_mint_broadcast')
+    return raw;
+  problems.push(
+    'PURSER_FAULT_REBALANCE_CRASH must be after_burn_broadcast, after_attestation or after_mint_broadcast',
+  );
   return null;
 }
 

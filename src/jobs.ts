@@ -31,8 +31,11 @@ import { reconcileStaleSettlements } from './modules/payments/index.ts';
 import {
   BURN_JOB,
   completePendingRebalances,
+  enqueueMintCheck,
+  MINT_JOB,
   rebalanceRunDeps,
   runBurn,
+  runMintCheck,
 } from './modules/rebalances/index.ts';
 import { expireReservations } from './modules/policies/index.ts';
 import { reconcilePrefundDeposits } from './modules/smart-account/index.ts';
@@ -56,6 +59,8 @@ function executorDeps(deps: AppDeps): RunDeps | null {
 
 /** How long the burn job waits before looking again at a burn whose receipts did not come. */
 const BURN_RECHECK_MS = 30_000;
+/** How long the mint job waits before looking again at a mint whose receipt did not come. */
+const MINT_RECHECK_MS = 60_000;
 
 export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
   const executor = executorDeps(deps);
@@ -77,6 +82,15 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
           singletonKey: `${id}:${runAt.getTime()}`,
         });
       }
+    },
+    // A submitted mint (docs/rebalances.md): settled once its receipt is in, looked at again every
+    // minute until then, so a process killed after the broadcast delays it by a minute at most.
+    [MINT_JOB]: async (job) => {
+      const id = (job.payload as { rebalance_id?: unknown } | null)?.rebalance_id;
+      if (typeof id !== 'string') return;
+      if (!rebalances) throw new Error('rebalances need a chain port and an attestation service');
+      if ((await runMintCheck(rebalances, id)) === 'waiting')
+        await enqueueMintCheck(deps.db, deps, id, MINT_RECHECK_MS);
     },
     // Spec: an hourly job completes every rebalance awaiting attestation (and moves on what a
     // crash left behind).

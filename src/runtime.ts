@@ -33,6 +33,7 @@ import { createAuthenticator } from './modules/auth/authenticator.ts';
 import { startCredentialCache } from './modules/auth/credential-cache.ts';
 import { buildPriceReferences } from './modules/prices/index.ts';
 import { buildTokenRegistry } from './modules/registry/index.ts';
+import { rebalanceRunDeps, recoverSubmittedMints } from './modules/rebalances/index.ts';
 import { jobHandlers, jobSchedules } from './jobs.ts';
 import { createWebhookDispatcher } from './modules/webhooks/index.ts';
 
@@ -200,6 +201,7 @@ export async function startService(
       await worker.start();
       // Stopped after the API has drained (stops run in reverse), releasing what it still holds.
       stops.push(() => worker.stop({ graceMs: 10_000 }));
+      await recoverOnStart(deps);
       // Webhook deliveries: woken by NOTIFY on the commit of each event (docs/events.md).
       const webhooks = createWebhookDispatcher({
         db: handle.db,
@@ -278,4 +280,19 @@ async function startPersistentDevnet(
   });
   await markDevnetRunning(handle.db, chainIds);
   return devnet.info();
+}
+
+/**
+ * What a start picks up at once rather than on a schedule: mints a killed process submitted and
+ * never saw settle (docs/rebalances.md). Logged, never fatal: the schedules find the same later.
+ */
+async function recoverOnStart(deps: AppDeps): Promise<void> {
+  const rebalances = rebalanceRunDeps(deps);
+  if (!rebalances) return;
+  try {
+    const mints = await recoverSubmittedMints(rebalances);
+    if (mints > 0) deps.log.info({ mints }, 'submitted rebalance mints queued for settlement at start');
+  } catch (err) {
+    deps.log.warn({ err }, 'submitted rebalance mints could not be queued at start');
+  }
 }

@@ -2,5 +2,12 @@
 // (docs/rebalances.md). Routes, the burn job and the hourly completion.
 
 export { rebalanceRunDeps, rebalancesRoutes } from './routes.ts';
-export { BURN_JOB, type Rebalance } from './service.ts';
-export { completePendingRebalances, runBurn, type RebalanceRunDeps } from './run.ts';
+export { BURN_JOB, MINT_JOB, type Rebalance } from './service.ts';
+export {
+  completePendingRebalances,
+  enqueueMintCheck,
+  recoverSubmittedMints,
+  runBurn,
+  runMintCheck,
+  type RebalanceRunDeps,
+} from './run.ts';

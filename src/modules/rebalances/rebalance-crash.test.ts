@@ -1,9 +1,12 @@
-// The real service, killed with SIGKILL at the two moments a rebalance can be caught half done
+// The real service, killed with SIGKILL at the three moments a rebalance can be caught half done
 // (PURSER_FAULT_REBALANCE_CRASH makes it kill itself there), then restarted without the fault:
-// right after the burn was broadcast (before its receipt and record), and right after the
-// attestation came (before the mint). Each time the rebalance finishes, and the chains show one
-// burn and one mint of exactly the amount. Two processes and a crash: PostgreSQL only.
+// right after the burn was broadcast (before its receipt and record), right after the
+// attestation came (before the mint), and right after the mint was broadcast (before its
+// receipt: the restart finishes it at once, not at the hourly job). Each time the rebalance
+// finishes, and the chains show one burn and one mint of exactly the amount. Two processes and a
+// crash: PostgreSQL only.
 
+import { sql } from 'kysely';
 import { getAddress, parseEther, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db.ts';
@@ -196,6 +199,63 @@ describe.skipIf(!onPostgres)('a rebalance whose process is killed', () => {
     });
     expect(again.status).toBe(409);
     expect(await held(POLYGON)).toBe(polygon0 + 700n * USDC);
+    await survivor.stop();
+  });
+
+  it('right after the mint broadcast: the restart finishes the mint at once, not at the hourly job', async () => {
+    const doomed = await start('after_mint_broadcast');
+    const base0 = await held(BASE);
+    const polygon0 = await held(POLYGON);
+    const created = await http(`${doomed.url}/v1/rebalances`, {
+      method: 'POST',
+      headers: auth,
+      body: { from_chain_id: BASE, to_chain_id: POLYGON, amount: (300n * USDC).toString() },
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = (JSON.parse(created.text) as Rebalance).id;
+    await expect
+      .poll(async () => (await rebalance(doomed, id)).phase, { timeout: 30_000, interval: 250 })
+      .toBe('awaiting_attestation');
+    const broadcastAt = Date.now();
+    await expect(
+      http(`${doomed.url}/v1/rebalances/${id}/complete`, { method: 'POST', headers: auth }),
+    ).rejects.toThrow();
+    expect(describeExit(await doomed.exited), doomed.tail()).toBe('signal SIGKILL');
+    // Left submitted, with its mint job due within a minute of the broadcast.
+    const left = await database.handle.db
+      .selectFrom('rebalances')
+      .select(['phase', 'mint_tx'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(left.phase).toBe('mint_submitted');
+    const jobs = await database.handle.db
+      .selectFrom('jobs')
+      .select(['run_at'])
+      .where('name', '=', 'rebalances.settle_mint')
+      .where(sql<boolean>`payload->>'rebalance_id' = ${id}`)
+      .execute();
+    expect(jobs).toHaveLength(1);
+    expect(new Date(jobs[0]!.run_at).getTime()).toBeLessThanOrEqual(broadcastAt + 60_000);
+
+    // The restart queues it at once: minted in seconds, the mint the dead process sent.
+    const survivor = await start(null);
+    await expect
+      .poll(async () => (await rebalance(survivor, id)).phase, { timeout: 30_000, interval: 250 })
+      .toBe('minted');
+    const done = await rebalance(survivor, id);
+    expect(done).toMatchObject({ status: 'filled', mint_tx: left.mint_tx });
+    expect(await held(BASE)).toBe(base0 - 300n * USDC);
+    expect(await held(POLYGON)).toBe(polygon0 + 300n * USDC);
+    // Nothing is left to complete: 409, pointing at the rebalance as it is now.
+    const again = await http(`${survivor.url}/v1/rebalances/${id}/complete`, {
+      method: 'POST',
+      headers: auth,
+    });
+    expect(again.status).toBe(409);
+    expect(JSON.parse(again.text)).toMatchObject({
+      code: 'CONFLICT',
+      next: [{ method: 'GET', path: `/v1/rebalances/${id}` }],
+    });
     await survivor.stop();
   });
 });

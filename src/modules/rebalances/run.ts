@@ -8,8 +8,9 @@ import type { AttestationPort } from '../../adapters/attestation/port.ts';
 import type { ChainPort } from '../../adapters/chain/port.ts';
 import type { CctpChain, Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
-import { withTransaction, type Db } from '../../core/db/database.ts';
+import { withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
+import { enqueueJob } from '../../core/jobs/index.ts';
 import { emitEvent } from '../events/index.ts';
 import { postGroup, type LedgerEntryInput } from '../ledger/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
@@ -24,7 +25,7 @@ import {
   receiveMessageCall,
 } from './cctp.ts';
 import { burnEntries, gasOnlyEntries, mintEntries, type BridgeLeg } from './ledger.ts';
-import { toRebalance, type Rebalance } from './service.ts';
+import { MINT_CHECK_AFTER_MS, MINT_JOB, toRebalance, type Rebalance } from './service.ts';
 import {
   findRebalance,
   openRebalances,
@@ -466,9 +467,12 @@ export async function completeRebalance(
       },
       deps.clock.now(),
     );
+    // Whoever finishes it, within a minute of the broadcast, even if this process dies now.
+    await enqueueMintCheck(tx, deps, id, MINT_CHECK_AFTER_MS);
   });
   if (!recorded.mint) throw notAwaiting(await reload(deps, id));
   await send(deps, recorded.mint);
+  crash(deps, 'after_mint_broadcast');
   await settleMint(deps, id, waitMs);
   const done = await reload(deps, id);
   return { state: done.phase === 'minted' ? 'minted' : 'mint_submitted', rebalance: toRebalance(done) };
@@ -666,6 +670,43 @@ async function bookMint(
     },
   );
   deps.log.info({ rebalance: row.id, mint: txHash, minted: minted.toString() }, 'rebalance minted');
+}
+
+/** Enqueues the mint job of a rebalance, due after `afterMs`. */
+export async function enqueueMintCheck(
+  db: DbExecutor,
+  deps: Pick<RebalanceRunDeps, 'clock'>,
+  id: string,
+  afterMs: number,
+): Promise<void> {
+  const runAt = new Date(deps.clock.now().getTime() + afterMs);
+  await enqueueJob(db, deps.clock, {
+    name: MINT_JOB,
+    payload: { rebalance_id: id },
+    runAt,
+    singletonKey: `${id}:mint:${runAt.getTime()}`,
+  });
+}
+
+/**
+ * One run of the mint job: settles the submitted mint (waiting up to the route's mint wait for its
+ * receipt); `waiting` while it is still submitted (the job looks again), else `done`.
+ */
+export async function runMintCheck(deps: RebalanceRunDeps, id: string): Promise<'done' | 'waiting'> {
+  await settleMint(deps, id, deps.config.cctp.mintWaitMs);
+  const row = await findRebalance(deps.db, id, null);
+  return row?.phase === 'mint_submitted' && row.status === 'executing' ? 'waiting' : 'done';
+}
+
+/**
+ * At a start: every rebalance whose mint was submitted gets its mint job now, so a mint a killed
+ * process left behind is finished at once (also one recorded before mints had jobs). Returns how
+ * many it enqueued.
+ */
+export async function recoverSubmittedMints(deps: RebalanceRunDeps): Promise<number> {
+  const rows = await openRebalances(deps.db, ['mint_submitted'], deps.clock.now(), 500);
+  for (const row of rows) await enqueueMintCheck(deps.db, deps, row.id, 0);
+  return rows.length;
 }
 
 /**

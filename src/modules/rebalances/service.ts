@@ -30,6 +30,14 @@ import {
 
 /** The job that signs and sends a planned rebalance's burn. */
 export const BURN_JOB = 'rebalances.burn';
+/**
+ * Settles a submitted mint (docs/rebalances.md): enqueued with the mint's record, due shortly after
+ * its broadcast, so a process killed while it waited for the receipt leaves the mint to the next
+ * worker within a minute, not to the hourly job; it looks again every minute until the mint settles.
+ */
+export const MINT_JOB = 'rebalances.settle_mint';
+/** When the mint job first looks at a submitted mint, after its broadcast. */
+export const MINT_CHECK_AFTER_MS = 30_000;
 /** Largest amount one rebalance may name (USDC base units: one billion USDC). */
 export const MAX_REBALANCE_AMOUNT = 10n ** 15n;
 
