@@ -102,6 +102,10 @@ export interface Config {
   publicRateLimitPerMinute: number;
   /** Time budget of one request, in milliseconds. */
   requestBudgetMs: number;
+  /** The most a stop (SIGTERM, SIGINT) takes before the process exits (docs/operations.md). */
+  shutdownTimeoutMs: number;
+  /** How long a stop waits for requests in flight before it closes their connections. */
+  shutdownDrainMs: number;
   /**
    * When the executor's queue refuses an intent (503, written as aborted `queue_refused`): the
    * wallet already has `perWallet` open (planned or executing) intents, or `max` execution jobs
@@ -649,6 +653,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: str('LOG_LEVEL') ?? 'info',
     publicRateLimitPerMinute: int('RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 1, 10_000_000),
     requestBudgetMs: int('REQUEST_BUDGET_MS', 15_000, 100, 600_000),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 1_000, 600_000),
+    shutdownDrainMs: int('SHUTDOWN_DRAIN_MS', 3_000, 0, 600_000),
     intentQueue: {
       perWallet: int('INTENT_QUEUE_PER_WALLET', 50, 1, 100_000),
       max: int('INTENT_QUEUE_MAX', 10_000, 1, 10_000_000),

@@ -117,26 +117,46 @@ function announce(service: RunningService, command: string): void {
   }
 }
 
-/** Runs until SIGTERM or SIGINT, then drains in-flight requests, releases claimed jobs and exits 0. */
+/**
+ * Runs until SIGTERM or SIGINT, then stops within SHUTDOWN_TIMEOUT_MS (runtime.ts: drains requests,
+ * lets job steps finish or gives them back, saves the devnet) and exits 0. A second signal exits
+ * at once (1), and so does a stop still going a few seconds past its budget.
+ */
 function waitForSignal(service: RunningService, log: ReturnType<typeof createLogger>): Promise<number> {
   return new Promise((resolve) => {
     let stopping = false;
+    const budgetMs = service.deps.config.shutdownTimeoutMs;
     const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) return;
+      if (stopping) {
+        log.warn({ signal }, 'second signal: exiting now');
+        process.exit(1);
+      }
       stopping = true;
-      log.info({ signal }, 'stopping: draining requests and releasing jobs');
-      service.stop().then(
-        () => resolve(0),
+      log.info({ signal, budget_ms: budgetMs }, 'stopping: draining requests and releasing jobs');
+      const started = performance.now();
+      const overdue = setTimeout(() => {
+        log.error({ budget_ms: budgetMs }, 'the stop overran its budget: exiting now');
+        process.exit(1);
+      }, budgetMs + HARD_STOP_MARGIN_MS);
+      overdue.unref();
+      service.stop(budgetMs).then(
+        () => {
+          log.info({ ms: Math.round(performance.now() - started) }, 'stopped');
+          resolve(0);
+        },
         (err: unknown) => {
           log.error({ err }, 'stop failed');
           resolve(1);
         },
       );
     };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
   });
 }
+
+/** How far past its budget a stop may run before the process exits regardless. */
+const HARD_STOP_MARGIN_MS = 3_000;
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),

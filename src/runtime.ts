@@ -48,7 +48,32 @@ export interface RunningService {
   app: App | null;
   /** The address the API listens on, when it does. */
   url: string | null;
-  stop(): Promise<void>;
+  /**
+   * Stops within `budgetMs` (default SHUTDOWN_TIMEOUT_MS): stops accepting, drains requests for
+   * SHUTDOWN_DRAIN_MS and then closes what is still open, lets running job steps finish or gives
+   * them back, saves the devnet, closes the database. A step that overruns is left behind (logged);
+   * the steps after it still run.
+   */
+  stop(budgetMs?: number): Promise<void>;
+}
+
+/** One step of a stop: gets the milliseconds left of the stop's budget. */
+type StopStep = (remainingMs: number) => Promise<void>;
+
+/** The least a step after an overrunning one still gets (saving the devnet, closing the database). */
+const STEP_FLOOR_MS = 2_000;
+/** What the worker leaves of the budget for the steps after it. */
+const AFTER_WORKER_MS = 3_000;
+
+/** Whether `work` settled within `ms` (it goes on regardless; only the wait ends). */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Opens the database, applying migrations; waits for a database that is not up yet. */
@@ -83,12 +108,18 @@ export async function startService(
   options: ServiceOptions,
 ): Promise<RunningService> {
   const clock = options.clock ?? systemClock;
-  const stops: (() => Promise<void>)[] = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) {
-      await stop().catch((err: unknown) => log.error({ err }, 'error while stopping'));
-    }
-  };
+  const stops: StopStep[] = [];
+  let stopping: Promise<void> | null = null;
+  const stopAll = (budgetMs = config.shutdownTimeoutMs): Promise<void> =>
+    (stopping ??= (async () => {
+      const deadline = performance.now() + budgetMs;
+      for (const stop of stops.reverse()) {
+        const remaining = Math.max(0, deadline - performance.now());
+        const step = stop(remaining).catch((err: unknown) => log.error({ err }, 'error while stopping'));
+        if (!(await within(step, Math.max(remaining, STEP_FLOOR_MS))))
+          log.warn({ budget_ms: budgetMs }, 'a shutdown step overran the stop budget; going on without it');
+      }
+    })());
   try {
     const handle = await openAndMigrate(config, log);
     stops.push(() => handle.close());
@@ -200,7 +231,10 @@ export async function startService(
       });
       await worker.start();
       // Stopped after the API has drained (stops run in reverse), releasing what it still holds.
-      stops.push(() => worker.stop({ graceMs: 10_000 }));
+      // Running steps get what the budget leaves after the later steps' share, then are given back.
+      stops.push((remaining) =>
+        worker.stop({ graceMs: Math.max(0, Math.min(10_000, remaining - AFTER_WORKER_MS)) }),
+      );
       await recoverOnStart(deps);
       // Webhook deliveries: woken by NOTIFY on the commit of each event (docs/events.md).
       const webhooks = createWebhookDispatcher({
@@ -220,7 +254,16 @@ export async function startService(
     if (options.api) {
       app = await buildApp(deps);
       const running = app;
-      stops.push(() => running.fastify.close());
+      // Stop accepting; drain requests for SHUTDOWN_DRAIN_MS; then close what is still open
+      // (keep-alive connections, an MCP stream, a request stuck on a third party).
+      stops.push(async (remaining) => {
+        const closed = running.fastify.close();
+        const drainMs = Math.min(config.shutdownDrainMs, remaining / 2);
+        if (await within(closed, drainMs)) return;
+        log.warn({ drain_ms: drainMs }, 'requests still open after the drain; closing their connections');
+        running.fastify.server.closeAllConnections();
+        await within(closed, 1_000);
+      });
       await running.fastify.listen({ host: config.host, port: config.port });
       const address = running.fastify.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
@@ -247,7 +290,7 @@ async function startPersistentDevnet(
   config: Config,
   log: Logger,
   handle: DatabaseHandle,
-  stops: (() => Promise<void>)[],
+  stops: StopStep[],
 ): Promise<DevnetInfo> {
   const chainIds = config.devnet.chainIds;
   const stateDir = devnetStateDir(config.dataDir);
