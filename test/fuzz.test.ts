@@ -194,19 +194,35 @@ describe('fuzzing a strict POST route', () => {
   });
 });
 
+const OPERATOR_TOKEN = 'fuzz-operator-token-0123456789abcdef';
+/** One app over the whole route table for the route-by-route tests below, and an account of it. */
+let table: Promise<{ t: TestApp; acct: AccountWithSession }> | null = null;
+function tableApp() {
+  table ??= (async () => {
+    const t = await createTestApp({
+      config: { operatorToken: OPERATOR_TOKEN, publicRateLimitPerMinute: 1_000_000 },
+    });
+    return { t, acct: await createAccountWithSession(t.db.db) };
+  })();
+  return table;
+}
+afterAll(async () => {
+  await (await table)?.t.close();
+});
+
+/** The credential a route takes: the operator token, none, or the account's session. */
+function credentialFor(route: RouteDefinition, acct: AccountWithSession): Record<string, string> {
+  if (route.class === 'operator') return { authorization: `Bearer ${OPERATOR_TOKEN}` };
+  if (route.class === 'public') return {};
+  return bearer(acct.sessionToken);
+}
+
 describe('every route of the table, with text the database cannot store in each string input', () => {
-  const OPERATOR_TOKEN = 'fuzz-operator-token-0123456789abcdef';
   const ROUTE_RUNS = 4;
   let t: TestApp;
   let acct: AccountWithSession;
   beforeAll(async () => {
-    t = await createTestApp({
-      config: { operatorToken: OPERATOR_TOKEN, publicRateLimitPerMinute: 1_000_000 },
-    });
-    acct = await createAccountWithSession(t.db.db);
-  });
-  afterAll(async () => {
-    await t?.close();
+    ({ t, acct } = await tableApp());
   });
 
   // Anywhere in a JSON body any of them; in a URL only NUL travels (a surrogate has no UTF-8).
@@ -257,11 +273,7 @@ describe('every route of the table, with text the database cannot store in each 
     return qs ? `${path}?${qs}` : path;
   }
 
-  function credentialOf(route: RouteDefinition): Record<string, string> {
-    if (route.class === 'operator') return { authorization: `Bearer ${OPERATOR_TOKEN}` };
-    if (route.class === 'public') return {};
-    return bearer(acct.sessionToken);
-  }
+  const credentialOf = (route: RouteDefinition) => credentialFor(route, acct);
 
   it('answers 400 naming the field for every route and input, never a 5xx, and changes nothing', async () => {
     console.log(`fuzz seed ${seed} (rerun with FUZZ_SEED=${seed})`);
@@ -312,25 +324,12 @@ describe('every route of the table, with text the database cannot store in each 
 });
 
 describe('every route of the table, at the edge: nesting, paging and encodings', () => {
-  const OPERATOR_TOKEN = 'fuzz-operator-token-0123456789abcdef';
   let t: TestApp;
   let acct: AccountWithSession;
   beforeAll(async () => {
-    t = await createTestApp({
-      config: { operatorToken: OPERATOR_TOKEN, publicRateLimitPerMinute: 1_000_000 },
-    });
-    acct = await createAccountWithSession(t.db.db);
+    ({ t, acct } = await tableApp());
   });
-  afterAll(async () => {
-    await t?.close();
-  });
-
-  const credentialOf = (route: RouteDefinition): Record<string, string> =>
-    route.class === 'operator'
-      ? { authorization: `Bearer ${OPERATOR_TOKEN}` }
-      : route.class === 'public'
-        ? {}
-        : bearer(acct.sessionToken);
+  const credentialOf = (route: RouteDefinition) => credentialFor(route, acct);
   /** The route's path with a plausible value in each parameter. */
   const pathOf = (route: RouteDefinition) => route.url.replace(/\{(\w+)\}/g, 'x');
   const withBody = () => t.app.routes.routes.filter((r) => r.method !== 'GET' && r.method !== 'DELETE');

@@ -5,6 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, toHex, type Address } from 'viem';
+import { entryPoint07Abi, entryPoint07Address } from 'viem/account-abstraction';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { Config } from '../../src/config.ts';
 import { devnetChain, devnetToken, type DevnetInfo } from '../../src/devnet/devnet.ts';
@@ -116,6 +117,25 @@ export async function topUpPrepaid(
   });
   if (res.statusCode !== 201) throw new Error(`the top-up answered ${res.statusCode}: ${res.body}`);
   return res.json<{ balance_usd: string }>().balance_usd;
+}
+
+/**
+ * What `account` holds on chain 8453: the market's two tokens, and its native coin with its
+ * EntryPoint deposit (where its operations' gas is paid from; the ledger counts both as one).
+ */
+export async function chainHoldings(m: EurcMarket, account: Address) {
+  const client = m.t.deps.chain!.publicClient(8453);
+  const deposit = await client.readContract({
+    address: entryPoint07Address,
+    abi: entryPoint07Abi,
+    functionName: 'balanceOf',
+    args: [account],
+  });
+  return {
+    usdc: await chainHeld(m.t, m.usdc, account),
+    eurc: await chainHeld(m.t, m.eurc, account),
+    native: (await client.getBalance({ address: account })) + deposit,
+  };
 }
 
 /** The token balance of `account` on chain 8453. */

@@ -10,7 +10,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { TestApp } from '../../../test/support/app.ts';
 import {
-  chainHeld,
+  chainHoldings,
   conversionAgent,
   eurcMarket,
   sellUsdc,
@@ -47,20 +47,7 @@ afterAll(async () => {
 
 const client = () => t.deps.chain!.publicClient(CHAIN);
 
-/** The account's two tokens, and its native coin with its EntryPoint deposit, on chain. */
-async function holdings(account: Address) {
-  const deposit = await client().readContract({
-    address: entryPoint07Address,
-    abi: entryPoint07Abi,
-    functionName: 'balanceOf',
-    args: [account],
-  });
-  return {
-    usdc: await chainHeld(t, m.usdc, account),
-    eurc: await chainHeld(t, m.eurc, account),
-    native: (await client().getBalance({ address: account })) + deposit,
-  };
-}
+const holdings = (account: Address) => chainHoldings(m, account);
 
 /** Wei the relayer sent to `EntryPoint.depositTo(account)`, read from the chain's own records. */
 async function relayerDeposits(account: Address): Promise<bigint> {

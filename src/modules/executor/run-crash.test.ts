@@ -8,11 +8,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { getAddress, parseUnits, type Address } from 'viem';
-import { entryPoint07Abi, entryPoint07Address } from 'viem/account-abstraction';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { TestApp } from '../../../test/support/app.ts';
 import {
   chainHeld,
+  chainHoldings,
   conversionAgent,
   eurcMarket,
   sellUsdc,
@@ -216,15 +216,7 @@ describe.runIf(onPostgres)('the executor across worker processes', () => {
     expect(await balanceOf(t.db.db, wallet, erc20Asset(CHAIN, m.eurc.address))).toBe(
       await held('eurc', account),
     );
-    const client = t.deps.chain!.publicClient(CHAIN);
-    const native =
-      (await client.getBalance({ address: account })) +
-      (await client.readContract({
-        address: entryPoint07Address,
-        abi: entryPoint07Abi,
-        functionName: 'balanceOf',
-        args: [account],
-      }));
+    const { native } = await chainHoldings(m, account);
     expect(await balanceOf(t.db.db, wallet, nativeAsset(CHAIN, 60))).toBe(native);
     // No operation was signed twice, and every relayer deposit is settled.
     const slices = (await Promise.all(ids.map((id) => intentSlices(t.db.db, id)))).flat();

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { delegatedAgent } from '../../../test/support/agent.ts';
 import type { TestApp } from '../../../test/support/app.ts';
 import {
-  chainHeld,
+  chainHoldings,
   conversionAgent,
   eurcMarket,
   runDeps,
@@ -53,22 +53,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const client = () => t.deps.chain!.publicClient(CHAIN);
-
-/** What the account holds on chain: the two tokens, and its native coin with its EntryPoint deposit. */
-async function holdings(account: Address) {
-  const deposit = await client().readContract({
-    address: entryPoint07Address,
-    abi: entryPoint07Abi,
-    functionName: 'balanceOf',
-    args: [account],
-  });
-  return {
-    usdc: await chainHeld(t, m.usdc, account),
-    eurc: await chainHeld(t, m.eurc, account),
-    native: (await client().getBalance({ address: account })) + deposit,
-  };
-}
+const holdings = (account: Address) => chainHoldings(m, account);
 
 /** What the ledger says the wallet holds. */
 async function ledgered(wallet: string) {
