@@ -241,7 +241,7 @@ describe('sponsorPrefund: the relayer deposits for an account without ETH, and b
     };
     const first = freshAccount();
     await expect(sponsor(blind, first, 40_000n)).rejects.toThrow(/timed out/);
-    expect(await depositOf(first)).toBe(40_000n); // on chain
+    await expect.poll(() => depositOf(first), { timeout: 10_000 }).toBe(40_000n); // on chain
     expect(await booked(first)).toBe(0n); // not yet in the books
     expect((await recorded(first))[0]!.state).toBe('signed');
 
