@@ -171,6 +171,20 @@ describe.runIf(onPostgres)('the executor across worker processes', () => {
     );
     const workers = [worker('one'), worker('two')];
     await allEnded(intents.map((i) => i.intent.id));
+    // The last step of an intent ends it before its job records that it completed: let it.
+    await waitFor(
+      'the last steps to record their completion',
+      async () => {
+        const open = await t.db.db
+          .selectFrom('jobs')
+          .select('id')
+          .where('name', '=', 'intents.execute')
+          .where('state', 'in', ['available', 'running'])
+          .execute();
+        return open.length === 0 ? true : null;
+      },
+      30_000,
+    );
     for (const w of workers) w.child.kill('SIGKILL');
     for (const { a, intent } of intents) {
       const report = await expectFilledAsLedgered(a, intent.id, parseUnits('10', 6), 5n * USD);
