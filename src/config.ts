@@ -195,6 +195,8 @@ export interface Config {
   };
   /** Cross-chain USDC rebalances over Circle's CCTP V2 (docs/rebalances.md). */
   cctp: CctpConfig;
+  /** The chain watcher: books what reaches or leaves watched wallets (docs/ledger.md, "The chain"). */
+  chainWatch: ChainWatchConfig;
   /** Prediction markets (docs/prediction-markets.md). */
   pm: PmConfig;
   /** On-chain payments to the platform: top-ups, x402 fees, auto-top-up arrows (USDC, EIP-3009). */
@@ -447,6 +449,26 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+export interface ChainWatchConfig {
+  /** Off: no watcher job (the ledger then holds only what Purser itself moved). */
+  enabled: boolean;
+  /** Blocks the watcher stays behind each chain's head, by chain id (`CHAIN_WATCH_CONFIRMATIONS`). */
+  confirmations: Record<number, number>;
+  /** How long an unexplained transfer waits for one of Purser's own bookings before it is external. */
+  graceMs: number;
+  /** Most blocks one `eth_getLogs` asks for (halved while the provider refuses a range). */
+  maxRange: number;
+  /** How often the job runs, seconds. */
+  everySeconds: number;
+  /** Time one run of the job may spend before it leaves the rest to the next, ms. */
+  runBudgetMs: number;
+  /** Fault injection for the crash test (never in production): die after the first chunk commits. */
+  faultCrash: boolean;
+}
+
+/** Confirmation depths the watcher keeps when nothing says otherwise (docs/ledger.md). */
+export const DEFAULT_CONFIRMATIONS: Readonly<Record<number, number>> = { 8453: 12, 84532: 12, 137: 32 };
 
 /** The chains Purser serves; a wallet's statement covers its ledger accounts on each. */
 export const SUPPORTED_CHAINS: readonly number[] = [8453, 84532, 137];
@@ -725,6 +747,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mintWaitMs: int('REBALANCE_MINT_WAIT_MS', 10_000, 0, 60_000),
       replaceAfterMs: int('REBALANCE_REPLACE_AFTER_MS', 180_000, 1_000, 3_600_000),
       faultCrash: production ? null : faultCrash(str('PURSER_FAULT_REBALANCE_CRASH'), problems),
+    },
+    chainWatch: {
+      enabled: bool('CHAIN_WATCH', true),
+      confirmations: confirmationDepths(str('CHAIN_WATCH_CONFIRMATIONS'), devnetEnabled, problems),
+      graceMs: int('CHAIN_WATCH_GRACE_MS', 10_000, 0, 3_600_000),
+      maxRange: int('CHAIN_WATCH_MAX_RANGE', 2_000, 1, 100_000),
+      everySeconds: int('CHAIN_WATCH_EVERY_SECONDS', devnetEnabled ? 2 : 5, 1, 3_600),
+      runBudgetMs: int('CHAIN_WATCH_RUN_BUDGET_MS', 20_000, 100, 600_000),
+      faultCrash: !production && bool('PURSER_FAULT_CHAIN_WATCH_CRASH', false),
     },
     pm: {
       polymarketClobUrl: baseUrl('POLYMARKET_CLOB_URL', 'https://clob.polymarket.com'),
@@ -1122,6 +1153,34 @@ function jsonObjectEntries(raw: string): [string, unknown][] | string {
 }
 
 /** `PURSER_FAULT_REBALANCE_CRASH`: where a development process kills itself (crash tests). */
+/**
+ * `CHAIN_WATCH_CONFIRMATIONS`: `<chain id>:<blocks>,…` over the defaults (Base 12, Polygon 32; every
+ * chain 0 on the devnet, whose blocks are final when mined).
+ */
+function confirmationDepths(
+  raw: string | undefined,
+  devnet: boolean,
+  problems: string[],
+): Record<number, number> {
+  const out: Record<number, number> = devnet
+    ? Object.fromEntries(SUPPORTED_CHAINS.map((c) => [c, 0]))
+    : { ...DEFAULT_CONFIRMATIONS };
+  for (const part of (raw ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
+    const m = /^(\d+):(\d+)$/.exec(part);
+    if (!m || !SUPPORTED_CHAINS.includes(Number(m[1])) || Number(m[2]) > 10_000) {
+      problems.push(
+        `CHAIN_WATCH_CONFIRMATIONS must be <chain id>:<blocks> pairs (chains ${SUPPORTED_CHAINS.join(', ')}, at most 10000 blocks; got "${part}")`,
+      );
+      continue;
+    }
+    out[Number(m[1])] = Number(m[2]);
+  }
+  return out;
+}
+
 function faultCrash(raw: string | undefined, problems: string[]): CctpConfig['faultCrash'] {
   if (raw === undefined || raw === '') return null;
   if (raw === 'after_burn_broadcast' || raw === 'after_attestation' || raw === 'after_mint_broadcast')

@@ -7,6 +7,7 @@ import { keyringOf } from './core/sealing.ts';
 import { orderDeps, reconcileTransmitting, sweepPrepared } from './modules/pm/index.ts';
 import type { AppDeps } from './deps.ts';
 import { expireArrows, FIRE_JOB, fireAutoTopup, syncSettlingArrows } from './modules/billing/auto-topup.ts';
+import { watchChains } from './modules/chainwatch/index.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
 import {
   failIntent,
@@ -230,11 +231,40 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
       const failed = await syncSettlingArrows(deps);
       if (failed > 0) deps.log.info({ failed }, 'auto-top-up arrows failed after reconciliation');
     },
+    // The chain watcher (docs/ledger.md, "The chain"): books what reached or left watched wallets.
+    [CHAIN_WATCH_JOB]: async () => {
+      if (!deps.chain || !deps.tokenRegistry || !deps.config.chainWatch.enabled) return;
+      const reports = await watchChains({
+        db: deps.db,
+        clock: deps.clock,
+        chain: deps.chain,
+        registry: deps.tokenRegistry,
+        config: deps.config,
+        log: deps.log,
+      });
+      for (const r of reports) {
+        if (r.booked > 0 || r.opened > 0 || r.reorgFrom !== null || !r.caughtUp) {
+          deps.log.info({ ...r }, 'chain watched');
+        }
+      }
+    },
     'auto_topup.expire': async () => {
       const expired = await expireArrows(deps.db, deps.clock);
       if (expired > 0) deps.log.info({ expired }, 'auto-top-up arrows expired');
     },
   };
+}
+
+/** The chain watcher's job. */
+export const CHAIN_WATCH_JOB = 'chain.watch';
+
+/** The schedules a worker runs with this configuration: the fixed ones and the chain watcher's. */
+export function schedulesFor(config: AppDeps['config']): JobSchedule[] {
+  if (!config.chainWatch.enabled) return jobSchedules;
+  return [
+    ...jobSchedules,
+    { name: CHAIN_WATCH_JOB, everySeconds: config.chainWatch.everySeconds, jobName: CHAIN_WATCH_JOB },
+  ];
 }
 
 export const jobSchedules: JobSchedule[] = [

@@ -34,7 +34,7 @@ import { startCredentialCache } from './modules/auth/credential-cache.ts';
 import { buildPriceReferences } from './modules/prices/index.ts';
 import { buildTokenRegistry } from './modules/registry/index.ts';
 import { rebalanceRunDeps, recoverSubmittedMints } from './modules/rebalances/index.ts';
-import { jobHandlers, jobSchedules } from './jobs.ts';
+import { jobHandlers, schedulesFor } from './jobs.ts';
 import { createWebhookDispatcher } from './modules/webhooks/index.ts';
 
 export interface ServiceOptions {
@@ -224,7 +224,7 @@ export async function startService(
         clock,
         log,
         handlers: jobHandlers(deps),
-        schedules: jobSchedules,
+        schedules: schedulesFor(config),
         concurrency: config.jobs.concurrency,
         pollIntervalMs: config.jobs.pollIntervalMs,
         leaseMs: config.jobs.leaseMs,

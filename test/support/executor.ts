@@ -181,7 +181,7 @@ export async function conversionAgent(
     ],
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
   });
-  await giveToken(m.market, m.usdc, getAddress(a.account), usdcAmount);
+  if (usdcAmount > 0n) await giveToken(m.market, m.usdc, getAddress(a.account), usdcAmount);
   return a;
 }
 

@@ -1850,6 +1850,11 @@ export interface components {
         /** Statement */
         Statement: {
             statement: {
+                /**
+                 * @description The statement format: 2 gives each balance row its `symbol` and `decimals` (version 1, without them, had no `format_version`); the JSON export’s `version`
+                 * @constant
+                 */
+                format_version: 2;
                 wallet: string;
                 period: {
                     label: string;
@@ -1874,6 +1879,10 @@ export interface components {
                     ledger_account: string;
                     /** @description CAIP-19 asset id, or `USD` (micro-USD) */
                     asset: string;
+                    /** @description The token registry’s symbol of an ERC-20 (`USDC`, `USDC.E`), `USD` for USD, the native coin’s (`ETH`, `POL`); null for a prediction-market share and for an asset the registry does not know */
+                    symbol: string | null;
+                    /** @description Decimals of the base units: the registry’s for an ERC-20, 6 for USD and for prediction-market shares (micro shares), 18 for a native coin; null for an asset the registry does not know */
+                    decimals: number | null;
                     /** @description Base units (micro-USD for USD), debit positive: the sum of the entries before the period */
                     opening: string;
                     debits: string;
@@ -1974,6 +1983,15 @@ export interface components {
                 bucket_bound: boolean;
                 keys: string[];
             };
+            /** @description The wallets whose books the chain watcher keeps equal to the chain (docs/ledger.md). */
+            watched_wallets: {
+                chain_id: number;
+                address: string;
+                /** @description policy, pm_funder or executor: why the wallet is watched. */
+                role: string;
+                opened_block: string | null;
+                next_block: string | null;
+            }[];
         };
         /** OffboardRequest */
         OffboardRequest: {
@@ -13584,6 +13602,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "statement": {
+                     *         "format_version": 2,
                      *         "wallet": "0x9bf338818ba7cf5c658d5182349c51c4d4528579",
                      *         "period": {
                      *           "label": "2026-03",
@@ -13598,6 +13617,8 @@ export interface operations {
                      *           {
                      *             "ledger_account": "wallet:8453:0x9bf338818ba7cf5c658d5182349c51c4d4528579",
                      *             "asset": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+                     *             "symbol": "USDC",
+                     *             "decimals": 6,
                      *             "opening": "0",
                      *             "debits": "1000000000",
                      *             "credits": "0",
@@ -13610,14 +13631,14 @@ export interface operations {
                      *         "fees_usd": "0.000000",
                      *         "entry_count": 1
                      *       },
-                     *       "content_hash": "sha256:0ca11ad211c2f1b2a19e5909fece0ae7866c4b217298e82122fa137e2a217d9c",
+                     *       "content_hash": "sha256:d98e86f65b1cf82ac531bc645553e85fcca27863ac572666691df34191c84503",
                      *       "export": {
                      *         "format": "json",
-                     *         "key": "statements/acc_7k2m9q4x1c8v5n3b6z0d/0ca11ad211c2f1b2a19e5909fece0ae7866c4b217298e82122fa137e2a217d9c.json",
-                     *         "bytes": 960,
+                     *         "key": "statements/acc_7k2m9q4x1c8v5n3b6z0d/d98e86f65b1cf82ac531bc645553e85fcca27863ac572666691df34191c84503.json",
+                     *         "bytes": 1016,
                      *         "content_type": "application/json; charset=utf-8",
                      *         "bucket_bound": false,
-                     *         "download_path": "/v1/statements/exports/sha256:0ca11ad211c2f1b2a19e5909fece0ae7866c4b217298e82122fa137e2a217d9c"
+                     *         "download_path": "/v1/statements/exports/sha256:d98e86f65b1cf82ac531bc645553e85fcca27863ac572666691df34191c84503"
                      *       }
                      *     }
                      */
@@ -13711,7 +13732,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example sha256:c7ea15540a32c819de9f8acb01736d9c0457c55346919c2fe6b80012dcbed49e */
+                /** @example sha256:5ca0f2a4d1f5e86b2d98acba0803fc0a8a582679f9f1621de7fe5f2485897d92 */
                 content_hash: string;
             };
             cookie?: never;
@@ -13726,8 +13747,8 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example wallet,period,period_start,period_end,ledger_account,asset,opening,debits,credits,closing,entry_count,first_seq,last_seq
-                     *     0x9bf338818ba7cf5c658d5182349c51c4d4528579,2026-03,2026-03-01T00:00:00.000Z,2026-04-01T00:00:00.000Z,wallet:8453:0x9bf338818ba7cf5c658d5182349c51c4d4528579,eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913,0,1000000000,0,1000000000,1,1042,1042
+                     * @example wallet,period,period_start,period_end,ledger_account,asset,symbol,decimals,opening,debits,credits,closing,entry_count,first_seq,last_seq
+                     *     0x9bf338818ba7cf5c658d5182349c51c4d4528579,2026-03,2026-03-01T00:00:00.000Z,2026-04-01T00:00:00.000Z,wallet:8453:0x9bf338818ba7cf5c658d5182349c51c4d4528579,eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913,USDC,6,0,1000000000,0,1000000000,1,1042,1042
                      */
                     "text/plain": string;
                 };
@@ -13939,7 +13960,8 @@ export interface operations {
                      *       "statements_manifest": {
                      *         "bucket_bound": false,
                      *         "keys": []
-                     *       }
+                     *       },
+                     *       "watched_wallets": []
                      *     }
                      */
                     "application/json": components["schemas"]["AccountExport"];

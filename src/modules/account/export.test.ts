@@ -38,6 +38,7 @@ const SPEC_FIELDS = [
   'statements_manifest',
   'truncated',
   'venue_credentials',
+  'watched_wallets',
   'webhooks',
 ];
 

@@ -2,6 +2,7 @@
 // repeatable-read snapshot. Credentials appear as metadata only: never a token, a token hash,
 // sealed ciphertext or a signature (see docs/decisions.md, "Account export").
 
+import { accountWatch } from '../chainwatch/index.ts';
 import { exportOrders, exportPositions, listCredentialViews } from '../pm/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, Tx } from '../../core/db/database.ts';
@@ -43,6 +44,8 @@ export interface AccountExport {
   pm_positions: Json[];
   audit_log: Json[];
   statements_manifest: { bucket_bound: boolean; keys: string[] };
+  /** The wallets the chain watcher keeps books for, each with its chain's cursor (docs/ledger.md). */
+  watched_wallets: Json[];
 }
 
 function iso(value: Date | string): string {
@@ -118,6 +121,7 @@ async function readExport(
 
   const pmOrders = await exportOrders(tx, accountId, fetch);
   const pmPositions = await exportPositions(tx, accountId, fetch);
+  const watched = await accountWatch(tx, accountId, fetch);
   const venueCredentials = await listCredentialViews(tx, accountId, {
     limit: fetch,
     offset: 0,
@@ -455,5 +459,6 @@ async function readExport(
       bucket_bound: statementsBucketBound,
       keys: bounded('statements_manifest.keys', statementKeys, bound, truncated),
     },
+    watched_wallets: bounded('watched_wallets', watched, bound, truncated),
   };
 }

@@ -60,6 +60,19 @@ const AccountExport = Type.Object(
       { bucket_bound: Type.Boolean(), keys: Type.Array(Type.String()) },
       { additionalProperties: false },
     ),
+    watched_wallets: Type.Array(
+      Type.Object(
+        {
+          chain_id: Type.Integer(),
+          address: Type.String(),
+          role: Type.String({ description: 'policy, pm_funder or executor: why the wallet is watched.' }),
+          opened_block: Nullable(Type.String({ description: 'The block of its opening; null until booked.' })),
+          next_block: Nullable(Type.String({ description: "The next block the chain's watcher reads." })),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'The wallets whose books the chain watcher keeps equal to the chain (docs/ledger.md).' },
+    ),
   },
   { additionalProperties: false, title: 'AccountExport' },
 );
@@ -197,6 +210,7 @@ const EXPORT_EXAMPLE = {
     },
   ],
   statements_manifest: { bucket_bound: false, keys: [] },
+  watched_wallets: [],
 };
 const OFFBOARD_EXAMPLE = {
   offboarded: true,

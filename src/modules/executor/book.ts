@@ -8,6 +8,7 @@
 import { getAddress, type Address } from 'viem';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
+import { claimChainTransaction } from '../chainwatch/index.ts';
 import { emitEvent } from '../events/index.ts';
 import { findIntentById, saveIntentReport } from '../intents/index.ts';
 import {
@@ -120,6 +121,14 @@ export async function bookSlice(
       if (!booked.ok) {
         throw new Error(`slice ${slice.seq} of intent ${row.id} could not be ledgered: ${booked.reason}`);
       }
+      // The operation's transfers at the wallet are this group's: the chain watcher matches them.
+      await claimChainTransaction(tx, deps.clock, {
+        chainId,
+        txHash: outcome.txHash,
+        wallet: row.wallet,
+        groupId: booked.groupId,
+        blockNumber: outcome.blockNumber ?? null,
+      });
     }
   }
   const reference = slice.facts.reference;

@@ -33,6 +33,8 @@ export type SliceOutcome =
   | {
       state: 'landed' | 'reverted';
       txHash: Hex;
+      /** The block the operation was mined in (the chain watcher's claim), when known. */
+      blockNumber?: bigint;
       /** The EntryPoint's `actualGasCost`: what the account paid (from its deposit) for the operation. */
       gasCostWei: bigint;
       /** The operation's own logs (not the whole bundle's). */
@@ -174,6 +176,7 @@ function fromReceipt(receipt: UserOperationReceiptV07): SliceOutcome {
   return {
     state: receipt.success ? 'landed' : 'reverted',
     txHash: receipt.receipt.transactionHash,
+    blockNumber: BigInt(receipt.receipt.blockNumber),
     gasCostWei: receipt.actualGasCost,
     logs: receipt.logs,
     ...(receipt.reason ? { revertReason: receipt.reason } : {}),
@@ -212,6 +215,7 @@ async function fromEvent(deps: SliceDeps, slice: SliceRecord): Promise<SliceOutc
   return {
     state: part.success ? 'landed' : 'reverted',
     txHash: event.transactionHash,
+    blockNumber: receipt.blockNumber,
     gasCostWei: part.actualGasCost,
     logs: part.logs,
     ...(part.revertReason ? { revertReason: part.revertReason } : {}),

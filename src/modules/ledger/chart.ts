@@ -92,6 +92,12 @@ export function nativeAsset(chain: number, slip44: number): string {
   return `eip155:${chainId(chain)}/slip44:${slip44}`;
 }
 
+/** SLIP-44 coin type of each chain's native coin (POL on Polygon; ETH elsewhere). */
+const NATIVE_SLIP44: Readonly<Record<number, number>> = { 137: 966 };
+
+/** The native coin of a chain as the ledger names it (`…/slip44:966` on Polygon, `…/slip44:60` elsewhere). */
+export const chainNativeAsset = (chain: number): string => nativeAsset(chain, NATIVE_SLIP44[chain] ?? 60);
+
 export type ParsedAsset =
   | { kind: 'usd' }
   | { kind: 'erc20'; chainId: number; token: string }

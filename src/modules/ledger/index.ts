@@ -3,6 +3,7 @@
 
 export {
   bridgeAccount,
+  chainNativeAsset,
   erc1155Asset,
   erc20Asset,
   externalAccount,

@@ -16,10 +16,11 @@ import {
   safeTxTypedData,
 } from '../../adapters/safe/safe-tx.ts';
 import type { PmContracts } from '../../config.ts';
-import type { Db } from '../../core/db/database.ts';
+import { withTransaction, type Db } from '../../core/db/database.ts';
 import { AppError, invalidRequest, unavailable } from '../../core/errors/app-error.ts';
 import type { Actor } from '../../core/http/actor.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
+import { claimChainTransaction } from '../chainwatch/index.ts';
 import { erc20Asset, externalAccount, postGroup, transfer, walletAccount } from '../ledger/index.ts';
 import { assertExecutionEnabled } from '../switches/index.ts';
 import { noActiveCredential, type CredentialDeps } from './credentials.ts';
@@ -173,6 +174,7 @@ async function wrapLocked(
   }
 
   const txs: Hex[] = [];
+  let wrapBlock: bigint | null = null;
   const calls = wrapCalls(contracts, funder, amount, allowance);
   for (const [i, call] of calls.entries()) {
     const safeTx = buildSafeTx({ to: call.to, data: call.data, nonce: nonce + BigInt(i) });
@@ -193,6 +195,7 @@ async function wrapLocked(
     // Waits for the receipt while the budget lasts (less a margin to answer in).
     const timeoutMs = Math.max(1_000, deadline.remainingMs() - 500);
     const receipt = await chain.waitForReceipt(chainId, hash, { timeoutMs }).catch(() => null);
+    if (receipt) wrapBlock = receipt.blockNumber;
     if (!receipt) {
       throw unavailable(
         `The ${call.id === 'wrap_usdce' ? 'wrap' : 'approve'} ${hash} was sent and is not mined yet.`,
@@ -208,27 +211,38 @@ async function wrapLocked(
   }
 
   const wrapTx = txs[txs.length - 1]!;
-  const booked = await postGroup(deps.db, deps.clock, {
-    settlementId: `pm:wrap:${wrapTx.toLowerCase()}`,
-    accountId,
-    kind: 'pm.wrap',
-    entries: [
-      ...transfer(
-        externalAccount(chainId),
-        walletAccount(chainId, funder),
-        erc20Asset(chainId, contracts.usdce),
-        amount,
-      ),
-      ...transfer(
-        walletAccount(chainId, funder),
-        externalAccount(chainId),
-        erc20Asset(chainId, contracts.collateral),
-        amount,
-      ),
-    ],
-    memo: { credential_id: request.credential_id, funder: funder.toLowerCase(), txs },
+  await withTransaction(deps.db, async (tx) => {
+    const res = await postGroup(tx, deps.clock, {
+      settlementId: `pm:wrap:${wrapTx.toLowerCase()}`,
+      accountId,
+      kind: 'pm.wrap',
+      entries: [
+        ...transfer(
+          externalAccount(chainId),
+          walletAccount(chainId, funder),
+          erc20Asset(chainId, contracts.usdce),
+          amount,
+        ),
+        ...transfer(
+          walletAccount(chainId, funder),
+          externalAccount(chainId),
+          erc20Asset(chainId, contracts.collateral),
+          amount,
+        ),
+      ],
+      memo: { credential_id: request.credential_id, funder: funder.toLowerCase(), txs },
+    });
+    if (!res.ok) throw new Error(`the wrap ${wrapTx} could not be booked: ${res.reason}`);
+    // The wrap's transfers at the funder are this group's: the chain watcher matches them.
+    await claimChainTransaction(tx, deps.clock, {
+      chainId,
+      txHash: wrapTx,
+      wallet: funder,
+      groupId: res.groupId,
+      blockNumber: wrapBlock,
+    });
+    return res;
   });
-  if (!booked.ok) throw new Error(`the wrap ${wrapTx} could not be booked: ${booked.reason}`);
 
   const [pusd, usdce] = await Promise.all([
     client.readContract({

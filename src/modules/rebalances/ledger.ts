@@ -8,15 +8,13 @@ import {
   bridgeAccount,
   erc20Asset,
   externalAccount,
-  nativeAsset,
+  chainNativeAsset,
   transfer,
   walletAccount,
   type LedgerEntryInput,
 } from '../ledger/index.ts';
 
-/** SLIP-44 coin type of each chain's native coin (POL on Polygon; ETH elsewhere). */
-const NATIVE_SLIP44: Record<number, number> = { 137: 966 };
-export const nativeOf = (chainId: number) => nativeAsset(chainId, NATIVE_SLIP44[chainId] ?? 60);
+export const nativeOf = chainNativeAsset;
 
 const gasEntries = (chainId: number, wallet: string, gasWei: bigint): LedgerEntryInput[] =>
   gasWei > 0n

@@ -11,6 +11,7 @@ import type { Clock } from '../../core/clock.ts';
 import { withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import { enqueueJob } from '../../core/jobs/index.ts';
+import { claimChainTransaction } from '../chainwatch/index.ts';
 import { emitEvent } from '../events/index.ts';
 import { postGroup, type LedgerEntryInput } from '../ledger/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
@@ -114,6 +115,8 @@ interface Booking {
   kind: string;
   entries: LedgerEntryInput[];
   memo?: Record<string, unknown>;
+  /** The transaction whose transfers at the wallet this booking explains (the chain watcher's match). */
+  claim?: { chainId: number; txHash: Hex; blockNumber: bigint | null };
 }
 
 /**
@@ -143,6 +146,13 @@ async function moveOn(
       // A booking under this rebalance's settlement id with other entries is a bug: stop here.
       if (!booked.ok)
         throw new Error(`rebalance ${row.id}: booking ${booking.part} refused (${booked.reason})`);
+      if (booking.claim) {
+        await claimChainTransaction(tx, deps.clock, {
+          ...booking.claim,
+          wallet: row.wallet,
+          groupId: booked.groupId,
+        });
+      }
     }
     await emitEvent(tx, deps.clock, {
       accountId: row.account_id,
@@ -363,6 +373,7 @@ async function recordBurn(deps: RebalanceRunDeps, row: RebalanceRow, txs: Settle
       kind: 'bridge.burn',
       entries: burnEntries(leg, row.amount, gasWei),
       memo: { tx: burn.hash },
+      claim: { chainId: row.from_chain_id, txHash: burn.hash, blockNumber: receipt?.blockNumber ?? null },
     },
     { kind: 'rebalance.burned', payload: { burn_tx: burn.hash } },
   );
@@ -663,6 +674,7 @@ async function bookMint(
       kind: 'bridge.mint',
       entries: mintEntries(leg, row.amount, fee, gasWei),
       memo: txHash ? { tx: txHash } : {},
+      ...(txHash ? { claim: { chainId: row.to_chain_id, txHash, blockNumber: null } } : {}),
     },
     {
       kind: 'rebalance.minted',

@@ -20,6 +20,7 @@ import { NoRelayerError, type ChainPort, type TxReceipt } from '../../adapters/c
 import type { Clock } from '../../core/clock.ts';
 import { lockUntilCommit, withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
 import { newId } from '../../core/ids.ts';
+import { claimChainTransaction } from '../chainwatch/index.ts';
 import { externalAccount, nativeAsset, postGroup, walletAccount } from '../ledger/index.ts';
 import {
   insertDeposit,
@@ -301,6 +302,14 @@ async function settleDeposit(
       },
     });
     if (!booked.ok) throw new Error(`deposit ${d.txHash} could not be booked: ${booked.reason}`);
+    // The chain watcher's opening of the wallet counts this deposit at its block.
+    await claimChainTransaction(tx, deps.clock, {
+      chainId: d.chainId,
+      txHash: d.txHash,
+      wallet: d.wallet,
+      groupId: booked.groupId,
+      blockNumber: receipt.blockNumber,
+    });
   };
   // In the caller's transaction when given one, else in a transaction of its own.
   if (deps.db.isTransaction) await run(deps.db);

@@ -2,23 +2,34 @@
 // entries always give the same bytes.
 //
 // JSON: one RFC 8785 canonical document (keys sorted, no whitespace),
-//   {"entries":[<entry>,…],"statement":<summary>,"version":1}
+//   {"entries":[<entry>,…],"statement":<summary>,"version":2}
 // with the entries in seq order (each rendered by the database, query.ts). Sorted keys put
 // `entries` first, so the document is written while the entries stream, with the summary
 // (already known from the balance table) at the end.
 // CSV: the balance table, RFC 4180 (CRLF line ends, a header row), one row per (ledger account,
 // asset).
+//
+// Format versions: 1 had no token metadata; 2 gives each balance row its `symbol` and `decimals`
+// (assets.ts) and the summary its `format_version`. An export stored under version 1 keeps its
+// bytes (objects are content-addressed); a new export of the same range is a new object.
 
 import { canonicalJson } from '../../core/canonical-json.ts';
 import { formatBalanceUsd } from '../billing/index.ts';
+import type { TokenRegistry } from '../registry/index.ts';
+import { statementAssetMetadata } from './assets.ts';
 import type { StatementPeriod } from './period.ts';
 import type { StatementBalanceRow, StatementScope } from './query.ts';
 
-export const STATEMENT_DOCUMENT_VERSION = 1;
+/** The statement format: the JSON document's `version` and the summary's `format_version`. */
+export const STATEMENT_DOCUMENT_VERSION = 2;
 
 export interface StatementBalance {
   ledger_account: string;
   asset: string;
+  /** The token's symbol (`USDC`, `USD`, `ETH`); null when the registry does not know the asset. */
+  symbol: string | null;
+  /** Decimals of the base units; null when the registry does not know the asset. */
+  decimals: number | null;
   /** Signed base units (micro-USD for `USD`), debit positive, like the ledger. */
   opening: string;
   debits: string;
@@ -32,6 +43,8 @@ export interface StatementBalance {
 
 /** The statement's summary: the API's `statement` and the document's `statement`. */
 export interface StatementSummary {
+  /** STATEMENT_DOCUMENT_VERSION. */
+  format_version: typeof STATEMENT_DOCUMENT_VERSION;
   wallet: string;
   period: { label: string; start: string; end: string };
   /** Ledger positions of the first and last included entry of the period (null when none). */
@@ -44,12 +57,14 @@ export interface StatementSummary {
 
 /**
  * The summary from the balance table. A (ledger account, asset) whose opening balance is zero and
- * that has no entry in the period is left out: it says nothing.
+ * that has no entry in the period is left out: it says nothing. Each row's symbol and decimals
+ * come from `registry`.
  */
 export function buildStatementSummary(
   scope: StatementScope,
   period: StatementPeriod,
   rows: readonly StatementBalanceRow[],
+  registry: TokenRegistry,
 ): StatementSummary {
   const kept = rows.filter((r) => r.opening !== 0n || r.entryCount > 0);
   let first: number | null = null;
@@ -64,12 +79,14 @@ export function buildStatementSummary(
     if (r.ledgerAccount === scope.prepaidAccount) feesMicro += r.debits - r.credits;
   }
   return {
+    format_version: STATEMENT_DOCUMENT_VERSION,
     wallet: scope.wallet,
     period: { label: period.label, start: period.start.toISOString(), end: period.end.toISOString() },
     ledger_range: { first_seq: first, last_seq: last },
     balances: kept.map((r) => ({
       ledger_account: r.ledgerAccount,
       asset: r.asset,
+      ...statementAssetMetadata(registry, r.asset),
       opening: r.opening.toString(),
       debits: r.debits.toString(),
       credits: r.credits.toString(),
@@ -98,6 +115,8 @@ export const STATEMENT_CSV_COLUMNS = [
   'period_end',
   'ledger_account',
   'asset',
+  'symbol',
+  'decimals',
   'opening',
   'debits',
   'credits',
@@ -125,6 +144,8 @@ export function renderStatementCsv(summary: StatementSummary): string {
         summary.period.end,
         b.ledger_account,
         b.asset,
+        b.symbol,
+        b.decimals,
         b.opening,
         b.debits,
         b.credits,

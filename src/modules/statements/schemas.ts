@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { STATEMENT_DOCUMENT_VERSION } from './content.ts';
 import { PERIOD_PATTERN } from './period.ts';
 
 export const STATEMENT_FORMATS = ['json', 'csv'] as const;
@@ -35,6 +36,16 @@ export const StatementBalanceSchema = Type.Object(
       description: '`wallet:<chain>:<address>` or `account:<id>:prepaid` (fees)',
     }),
     asset: Type.String({ description: 'CAIP-19 asset id, or `USD` (micro-USD)' }),
+    symbol: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The token registry’s symbol of an ERC-20 (`USDC`, `USDC.E`), `USD` for USD, the native coin’s ' +
+        '(`ETH`, `POL`); null for a prediction-market share and for an asset the registry does not know',
+    }),
+    decimals: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description:
+        'Decimals of the base units: the registry’s for an ERC-20, 6 for USD and for prediction-market ' +
+        'shares (micro shares), 18 for a native coin; null for an asset the registry does not know',
+    }),
     opening: Type.String({
       pattern: '^-?[0-9]+$',
       description: 'Base units (micro-USD for USD), debit positive: the sum of the entries before the period',
@@ -51,6 +62,11 @@ export const StatementBalanceSchema = Type.Object(
 
 export const StatementSchema = Type.Object(
   {
+    format_version: Type.Literal(STATEMENT_DOCUMENT_VERSION, {
+      description:
+        'The statement format: 2 gives each balance row its `symbol` and `decimals` (version 1, without ' +
+        'them, had no `format_version`); the JSON export’s `version`',
+    }),
     wallet: Type.String(),
     period: Type.Object(
       {

@@ -36,7 +36,20 @@ import {
   walletAccount,
   type LedgerEntryInput,
 } from '../ledger/index.ts';
-import type { StatementSummary } from './content.ts';
+import { buildTokenRegistry } from '../registry/index.ts';
+import { statementAssetMetadata } from './assets.ts';
+import {
+  renderStatementCsv,
+  STATEMENT_JSON_HEAD,
+  statementJsonTail,
+  type StatementSummary,
+} from './content.ts';
+import {
+  CSV_EXPORT,
+  CSV_EXPORT_PARAMS,
+  STATEMENT_ANSWER,
+  STATEMENT_EXAMPLE_ENTRY,
+} from './openapi-examples.ts';
 import { StatementResponse } from './schemas.ts';
 
 const clock = new ManualClock('2026-03-15T12:00:00.000Z');
@@ -243,6 +256,14 @@ describe('what a statement includes', () => {
       [walletAccount(8453, wallet), USDC, '1000000000', '500000001', '200000000', '1300000001', 3],
       [walletAccount(8453, wallet), ETH, '0', '100000000000000000', '0', '100000000000000000', 1],
     ]);
+    // Format version 2: each row names its token's symbol and decimals.
+    expect(s.format_version).toBe(2);
+    expect(s.balances.map((r) => [r.asset, r.symbol, r.decimals])).toEqual([
+      ['USD', 'USD', 6],
+      [SEPOLIA_ETH, 'ETH', 18],
+      [USDC, 'USDC', 6],
+      [ETH, 'ETH', 18],
+    ]);
     expect(s.entry_count).toBe(8);
     expect(s.fees_usd).toBe('0.050000');
     const firsts = s.balances.map((r) => r.first_seq!);
@@ -281,8 +302,8 @@ describe('what a statement includes', () => {
     const empty = randomAddress();
     const csv = await csvOf({ wallet: empty, period: '2026-02' });
     expect(csv.text).toBe(
-      'wallet,period,period_start,period_end,ledger_account,asset,opening,debits,credits,closing,' +
-        'entry_count,first_seq,last_seq\r\n',
+      'wallet,period,period_start,period_end,ledger_account,asset,symbol,decimals,opening,debits,credits,' +
+        'closing,entry_count,first_seq,last_seq\r\n',
     );
     expect((await download(csv.location)).body).toBe(csv.text);
     const json = await statementOf({ wallet: empty, period: '2026-02' });
@@ -293,7 +314,7 @@ describe('what a statement includes', () => {
       ledger_range: { first_seq: null, last_seq: null },
     });
     expect((await download(json.export.download_path)).body).toBe(
-      `{"entries":[],"statement":${canonicalJson(json.statement)},"version":1}`,
+      `{"entries":[],"statement":${canonicalJson(json.statement)},"version":2}`,
     );
   });
 });
@@ -314,7 +335,7 @@ describe('the exported content', () => {
       version: number;
     };
     expect(canonicalJson(doc)).toBe(text);
-    expect(doc.version).toBe(1);
+    expect(doc.version).toBe(2);
     expect(doc.statement).toEqual(body.statement);
     expect(doc.entries).toHaveLength(8);
     const seqs = doc.entries.map((e) => e['seq'] as number);
@@ -362,6 +383,8 @@ describe('the exported content', () => {
         '2026-04-01T00:00:00.000Z',
         r.ledger_account,
         r.asset,
+        r.symbol,
+        r.decimals,
         r.opening,
         r.debits,
         r.credits,
@@ -372,19 +395,21 @@ describe('the exported content', () => {
       ].join(','),
     );
     expect(lines).toEqual([
-      'wallet,period,period_start,period_end,ledger_account,asset,opening,debits,credits,closing,' +
-        'entry_count,first_seq,last_seq',
+      'wallet,period,period_start,period_end,ledger_account,asset,symbol,decimals,opening,debits,credits,' +
+        'closing,entry_count,first_seq,last_seq',
       ...rows,
     ]);
-    expect(lines[1]).toContain(`,${prepaidAccount(a.accountId)},USD,30000,70000,20000,80000,3,`);
+    expect(lines[1]).toContain(`,${prepaidAccount(a.accountId)},USD,USD,6,30000,70000,20000,80000,3,`);
+    expect(lines[2]).toContain(`,${walletAccount(84532, wallet)},${SEPOLIA_ETH},ETH,18,0,7,0,7,1,`);
     expect(lines[3]).toContain(
-      `,${walletAccount(8453, wallet)},${USDC},1000000000,500000001,200000000,1300000001,3,`,
+      `,${walletAccount(8453, wallet)},${USDC},USDC,6,1000000000,500000001,200000000,1300000001,3,`,
     );
 
     // Each wallet row is what the ledger holds: A's entries of that ledger account and asset.
     const march = { start: new Date('2026-03-01T00:00:00Z'), end: new Date('2026-04-01T00:00:00Z') };
     for (const line of lines.slice(1)) {
-      const [, , , , account, asset, opening, debits, credits, closing, count, first, last] = line.split(',');
+      const [, , , , account, asset, , , opening, debits, credits, closing, count, first, last] =
+        line.split(',');
       if (!account!.startsWith('wallet:')) continue;
       const entries = await db()
         .selectFrom('ledger_entries as e')
@@ -555,6 +580,61 @@ describe('invalid periods', () => {
         'format must be one of json, csv',
       );
     }
+  });
+});
+
+describe('token metadata (format version 2)', () => {
+  const registry = buildTokenRegistry('production');
+
+  it('names ERC-20s from the registry, USD, native coins and shares; nulls for the unknown', () => {
+    const cases: [string, string | null, number | null][] = [
+      [USDC, 'USDC', 6],
+      [erc20Asset(8453, '0x4200000000000000000000000000000000000006'), 'WETH', 18],
+      [erc20Asset(137, '0x2791bca1f2de4661ed88a30c99a7a9449aa84174'), 'USDC.E', 6],
+      ['USD', 'USD', 6],
+      [ETH, 'ETH', 18],
+      [SEPOLIA_ETH, 'ETH', 18],
+      [nativeAsset(137, 60), 'POL', 18],
+      [nativeAsset(137, 966), 'POL', 18],
+      // A prediction-market outcome share: no symbol, micro shares.
+      [`eip155:137/erc1155:0x4d97dcd97ec945f40cf65f87097ace5ea0476045/${12345678901234567890n}`, null, 6],
+      // Unknown to the registry: a token it does not list, a chain it does not serve, another coin.
+      [erc20Asset(8453, `0x${'12'.repeat(20)}`), null, null],
+      [erc20Asset(1, '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48'), null, null],
+      [nativeAsset(1, 60), null, null],
+      [nativeAsset(8453, 0), null, null],
+      ['not-an-asset', null, null],
+    ];
+    for (const [asset, symbol, decimals] of cases) {
+      expect(statementAssetMetadata(registry, asset), asset).toEqual({ symbol, decimals });
+    }
+  });
+
+  it('writes an unknown asset as empty CSV fields and JSON nulls', () => {
+    const unknown = erc20Asset(8453, `0x${'12'.repeat(20)}`);
+    const summary: StatementSummary = {
+      ...STATEMENT_ANSWER.statement,
+      balances: [
+        { ...STATEMENT_ANSWER.statement.balances[0]!, asset: unknown, symbol: null, decimals: null },
+      ],
+    };
+    expect(renderStatementCsv(summary).split('\r\n')[1]).toContain(`,${unknown},,,0,1000000000,`);
+    expect(statementJsonTail(summary)).toContain('"decimals":null');
+    expect(statementJsonTail(summary)).toContain('"symbol":null');
+  });
+
+  it("the OpenAPI examples are the exports of the example's summary, hashes and sizes included", () => {
+    const csv = renderStatementCsv(STATEMENT_ANSWER.statement);
+    expect(csv).toBe(CSV_EXPORT);
+    expect(CSV_EXPORT_PARAMS.content_hash).toBe(`sha256:${createHash('sha256').update(csv).digest('hex')}`);
+    const doc =
+      STATEMENT_JSON_HEAD +
+      canonicalJson(STATEMENT_EXAMPLE_ENTRY) +
+      statementJsonTail(STATEMENT_ANSWER.statement);
+    expect(JSON.parse(doc)).toMatchObject({ version: 2, statement: { format_version: 2 } });
+    expect(STATEMENT_ANSWER.content_hash).toBe(`sha256:${createHash('sha256').update(doc).digest('hex')}`);
+    expect(STATEMENT_ANSWER.export.bytes).toBe(Buffer.byteLength(doc));
+    expect(Value.Check(StatementResponse, STATEMENT_ANSWER)).toBe(true);
   });
 });
 
