@@ -66,7 +66,9 @@ const AccountExport = Type.Object(
           chain_id: Type.Integer(),
           address: Type.String(),
           role: Type.String({ description: 'policy, pm_funder or executor: why the wallet is watched.' }),
-          opened_block: Nullable(Type.String({ description: 'The block of its opening; null until booked.' })),
+          opened_block: Nullable(
+            Type.String({ description: 'The block of its opening; null until booked.' }),
+          ),
           next_block: Nullable(Type.String({ description: "The next block the chain's watcher reads." })),
         },
         { additionalProperties: false },
