@@ -12,6 +12,20 @@ describe('config', () => {
     expect(config.publicUrl).toBe('http://127.0.0.1:8080');
   });
 
+  it('keeps the chain watcher at each chain\'s confirmation depth: 0 on the devnet, Base 12 and Polygon 32 off it', () => {
+    expect(loadConfig({}).chainWatch).toMatchObject({
+      enabled: true,
+      confirmations: { 8453: 0, 84532: 0, 137: 0 },
+      graceMs: 3_000,
+    });
+    const off = loadConfig({ DEVNET: 'false', CHAIN_WATCH_CONFIRMATIONS: '137:64' }).chainWatch;
+    expect(off.confirmations).toEqual({ 8453: 12, 84532: 12, 137: 64 });
+    expect(off.graceMs).toBe(10_000);
+    expect(() => loadConfig({ CHAIN_WATCH_CONFIRMATIONS: '1:5,8453:x' })).toThrow(
+      /CHAIN_WATCH_CONFIRMATIONS must be <chain id>:<blocks> pairs.*got "1:5"[\s\S]*got "8453:x"/,
+    );
+  });
+
   it('refuses to start production without its settings, naming every missing one in one message', () => {
     let error: unknown;
     try {

@@ -751,7 +751,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainWatch: {
       enabled: bool('CHAIN_WATCH', true),
       confirmations: confirmationDepths(str('CHAIN_WATCH_CONFIRMATIONS'), devnetEnabled, problems),
-      graceMs: int('CHAIN_WATCH_GRACE_MS', 10_000, 0, 3_600_000),
+      graceMs: int('CHAIN_WATCH_GRACE_MS', devnetEnabled ? 3_000 : 10_000, 0, 3_600_000),
       maxRange: int('CHAIN_WATCH_MAX_RANGE', 2_000, 1, 100_000),
       everySeconds: int('CHAIN_WATCH_EVERY_SECONDS', devnetEnabled ? 2 : 5, 1, 3_600),
       runBudgetMs: int('CHAIN_WATCH_RUN_BUDGET_MS', 20_000, 100, 600_000),

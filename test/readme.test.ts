@@ -20,9 +20,10 @@ import { devnetKernelAccount } from '../src/devnet/kernel-accounts.ts';
 import { createJsonRpcBundler } from '../src/adapters/bundler/json-rpc.ts';
 import { createWorker, type JobWorker } from '../src/core/jobs/index.ts';
 import { devnetBundlerUrls } from '../src/devnet/devnet.ts';
-import { jobHandlers } from '../src/jobs.ts';
+import { CHAIN_WATCH_JOB, jobHandlers, schedulesFor } from '../src/jobs.ts';
 import { EXECUTE_JOB } from '../src/modules/intents/index.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
+import { watchConfig } from './support/chain-watch.ts';
 import { devnetKernelConfig } from './support/devnet-deps.ts';
 import { PAYMENTS_CHAIN, paymentsSetup } from './support/payments.ts';
 import { REPO_ROOT } from './support/service-process.ts';
@@ -98,7 +99,12 @@ let rotatedFrom = { id: '', token: '' };
 beforeAll(async () => {
   const setup = await paymentsSetup(devnet, testConfig());
   t = await createTestApp({
-    config: { ...setup.config, kernel: devnetKernelConfig(devnet, testConfig()) },
+    config: {
+      ...setup.config,
+      kernel: devnetKernelConfig(devnet, testConfig()),
+      // The chain watcher as the devnet runs it: no confirmations, a short grace period.
+      chainWatch: watchConfig({ graceMs: 3_000, everySeconds: 1 }),
+    },
     deps: { ...setup.deps, bundler: createJsonRpcBundler({ urls: devnetBundlerUrls(devnet) }) },
   });
   // The executor's worker, as `npm start` runs it: admitted intents are taken up at once.
@@ -106,7 +112,11 @@ beforeAll(async () => {
     db: t.db.db,
     clock: t.deps.clock,
     log: t.deps.log,
-    handlers: { [EXECUTE_JOB]: jobHandlers(t.deps)[EXECUTE_JOB]! },
+    handlers: {
+      [EXECUTE_JOB]: jobHandlers(t.deps)[EXECUTE_JOB]!,
+      [CHAIN_WATCH_JOB]: jobHandlers(t.deps)[CHAIN_WATCH_JOB]!,
+    },
+    schedules: schedulesFor(t.deps.config).filter((s) => s.jobName === CHAIN_WATCH_JOB),
     pollIntervalMs: 100,
   });
   await worker.start();
@@ -355,10 +365,20 @@ const expectations: Expectation[] = [
   },
   {
     match: '/v1/statements',
-    check: ({ stdout }) =>
-      expect(JSON.parse(stdout)).toMatchObject({
+    check: async ({ stdout, vars }) => {
+      const summary = stdout.slice(0, stdout.lastIndexOf('}\n{') + 2);
+      expect(JSON.parse(summary)).toMatchObject({
         content_hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
-      }),
+      });
+      // The wallet's USDC row closes at what the chain holds.
+      const row = JSON.parse(stdout.slice(summary.length)) as {
+        symbol: string;
+        decimals: number;
+        closing: string;
+      };
+      expect(row).toMatchObject({ symbol: 'USDC', decimals: 6 });
+      expect(row.closing).toBe((await usdcOnChain(vars.WALLET!)).toString());
+    },
   },
   {
     match: 'DELETE $BASE/v1/auth/session',

@@ -5,6 +5,8 @@
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { getAddress, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -300,4 +302,67 @@ describe('the chain watcher', () => {
     },
     120_000,
   );
+
+  it('asks for one eth_getLogs per range for all wallets, and halves the range a provider refuses', async () => {
+    const wallets = await Promise.all(Array.from({ length: 10 }, () => watchedWallet()));
+    await watchChain(deps(), CHAIN);
+    // 12 blocks with a transfer to each of the 10 wallets.
+    for (let i = 0; i < 12; i += 1)
+      await token.spray(
+        wallets.map((w) => w.wallet),
+        1_000_000n,
+      );
+
+    // A provider in front of the anvil that refuses log ranges of more than 4 blocks.
+    const ranges: number[] = [];
+    const proxy: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const call = JSON.parse(body) as {
+          id: number;
+          method: string;
+          params: { fromBlock: string; toBlock: string }[];
+        };
+        if (call.method === 'eth_getLogs') {
+          const span = Number(BigInt(call.params[0]!.toBlock) - BigInt(call.params[0]!.fromBlock)) + 1;
+          if (span > 4) {
+            res.setHeader('content-type', 'application/json');
+            res.end(
+              JSON.stringify({
+                jsonrpc: '2.0',
+                id: call.id,
+                error: { code: -32005, message: 'query exceeds max block range 4' },
+              }),
+            );
+            return;
+          }
+          ranges.push(span);
+        }
+        void fetch(anvil.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+          .then((r) => r.text())
+          .then((text) => {
+            res.setHeader('content-type', 'application/json');
+            res.end(text);
+          });
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const behind = { ...anvil, rpcUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` };
+      const run = await watchChain(
+        privateWatchDeps(behind, token.address, database.handle.db, systemClock),
+        CHAIN,
+      );
+      expect(run.booked).toBe(120);
+      expect(run.caughtUp).toBe(true);
+      // Every range it was allowed, at most 4 blocks, covering the 12 blocks: a call per range, not per wallet.
+      expect(Math.max(...ranges)).toBeLessThanOrEqual(4);
+      expect(ranges.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(12);
+      expect(ranges.length).toBeLessThanOrEqual(6);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+    for (const w of wallets) expect(await booked(w.wallet)).toBe(await onChain(w.wallet));
+  });
 });

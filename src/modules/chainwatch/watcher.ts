@@ -115,7 +115,16 @@ class LeaseLost extends Error {
 /** This process's identity as a lease holder. */
 const OWNER = `watch_${newId('w').slice(2)}`;
 
-/** One run over every chain of the port (each in turn). */
+/** Per chain: failed runs in a row, and when the next may start (this process's backoff). */
+const backoff = new Map<number, { failures: number; retryAt: number }>();
+/** The longest a chain whose node keeps failing waits between two runs. */
+const MAX_BACKOFF_MS = 300_000;
+
+/**
+ * One run over every chain of the port (each in turn). A chain whose run fails (its node down, a
+ * refused range) is logged and left alone for a while, doubling from 2 s up to five minutes, while
+ * the other chains go on.
+ */
 export async function watchChains(deps: WatchDeps, owner = OWNER): Promise<ChainWatchReport[]> {
   const out: ChainWatchReport[] = [];
   const started = performance.now();
@@ -123,7 +132,20 @@ export async function watchChains(deps: WatchDeps, owner = OWNER): Promise<Chain
     if (!deps.registry.chain(chainId)) continue;
     const left = deps.config.chainWatch.runBudgetMs - (performance.now() - started);
     if (left <= 0) break;
-    out.push(await watchChain(deps, chainId, { owner, budgetMs: left }));
+    const waiting = backoff.get(chainId);
+    if (waiting && performance.now() < waiting.retryAt) continue;
+    try {
+      out.push(await watchChain(deps, chainId, { owner, budgetMs: left }));
+      backoff.delete(chainId);
+    } catch (err) {
+      const failures = (waiting?.failures ?? 0) + 1;
+      const delayMs = Math.min(MAX_BACKOFF_MS, 2_000 * 2 ** (failures - 1));
+      backoff.set(chainId, { failures, retryAt: performance.now() + delayMs });
+      deps.log?.warn(
+        { chain_id: chainId, failures, retry_in_ms: delayMs, err: (err as Error).message.split('\n')[0] },
+        'chain watch failed',
+      );
+    }
   }
   return out;
 }
