@@ -12,7 +12,7 @@ describe('config', () => {
     expect(config.publicUrl).toBe('http://127.0.0.1:8080');
   });
 
-  it('keeps the chain watcher at each chain\'s confirmation depth: 0 on the devnet, Base 12 and Polygon 32 off it', () => {
+  it("keeps the chain watcher at each chain's confirmation depth: 0 on the devnet, Base 12 and Polygon 32 off it", () => {
     expect(loadConfig({}).chainWatch).toMatchObject({
       enabled: true,
       confirmations: { 8453: 0, 84532: 0, 137: 0 },
