@@ -443,7 +443,13 @@ describe('POST /v1/balance/topups', () => {
       });
       expect((await readPrepaidBalance(slow.db.db, acc.accountId)).balanceMicro).toBe(0n);
 
-      const done = await reconcileStaleSettlements(slow.deps, settlementEffects());
+      // The reconciler runs every few seconds: a loaded devnet may not have mined the transfer at
+      // its first pass, which then leaves it pending for the next.
+      let done = await reconcileStaleSettlements(slow.deps, settlementEffects());
+      for (let pass = 0; pass < 50 && done.settled === 0 && done.failed === 0; pass += 1) {
+        await new Promise((r) => setTimeout(r, 100));
+        done = await reconcileStaleSettlements(slow.deps, settlementEffects());
+      }
       expect(done.settled).toBe(1);
       expect((await readPrepaidBalance(slow.db.db, acc.accountId)).balanceMicro).toBe(3n * USD);
       const again = await slow.app.fastify.inject({
