@@ -463,6 +463,8 @@ export interface ChainWatchConfig {
   everySeconds: number;
   /** Time one run of the job may spend before it leaves the rest to the next, ms. */
   runBudgetMs: number;
+  /** How often reconciliation compares books and chain for every watched wallet, seconds. */
+  reconcileEverySeconds: number;
   /** Fault injection for the crash test (never in production): die after the first chunk commits. */
   faultCrash: boolean;
 }
@@ -755,6 +757,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxRange: int('CHAIN_WATCH_MAX_RANGE', 2_000, 1, 100_000),
       everySeconds: int('CHAIN_WATCH_EVERY_SECONDS', devnetEnabled ? 2 : 5, 1, 3_600),
       runBudgetMs: int('CHAIN_WATCH_RUN_BUDGET_MS', 20_000, 100, 600_000),
+      reconcileEverySeconds: int('CHAIN_RECONCILE_EVERY_SECONDS', devnetEnabled ? 10 : 60, 1, 86_400),
       faultCrash: !production && bool('PURSER_FAULT_CHAIN_WATCH_CRASH', false),
     },
     pm: {

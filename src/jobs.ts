@@ -7,7 +7,7 @@ import { keyringOf } from './core/sealing.ts';
 import { orderDeps, reconcileTransmitting, sweepPrepared } from './modules/pm/index.ts';
 import type { AppDeps } from './deps.ts';
 import { expireArrows, FIRE_JOB, fireAutoTopup, syncSettlingArrows } from './modules/billing/auto-topup.ts';
-import { watchChains } from './modules/chainwatch/index.ts';
+import { reconcileChains, watchChains } from './modules/chainwatch/index.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
 import {
   failIntent,
@@ -248,6 +248,22 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
         }
       }
     },
+    // Reconciliation (docs/ledger.md): books against chain for every watched wallet; drifts raised.
+    [CHAIN_RECONCILE_JOB]: async () => {
+      if (!deps.chain || !deps.tokenRegistry || !deps.config.chainWatch.enabled) return;
+      const reports = await reconcileChains({
+        db: deps.db,
+        clock: deps.clock,
+        chain: deps.chain,
+        registry: deps.tokenRegistry,
+        config: deps.config,
+        log: deps.log,
+      });
+      for (const r of reports) {
+        if (r.raised > 0 || r.agreed > 0)
+          deps.log.warn({ ...r }, 'books and chain reconciled: drift changed');
+      }
+    },
     'auto_topup.expire': async () => {
       const expired = await expireArrows(deps.db, deps.clock);
       if (expired > 0) deps.log.info({ expired }, 'auto-top-up arrows expired');
@@ -255,8 +271,9 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
   };
 }
 
-/** The chain watcher's job. */
+/** The chain watcher's job, and reconciliation's. */
 export const CHAIN_WATCH_JOB = 'chain.watch';
+export const CHAIN_RECONCILE_JOB = 'chain.reconcile';
 
 /** The schedules a worker runs with this configuration: the fixed ones and the chain watcher's. */
 export function schedulesFor(config: AppDeps['config']): JobSchedule[] {
@@ -264,6 +281,11 @@ export function schedulesFor(config: AppDeps['config']): JobSchedule[] {
   return [
     ...jobSchedules,
     { name: CHAIN_WATCH_JOB, everySeconds: config.chainWatch.everySeconds, jobName: CHAIN_WATCH_JOB },
+    {
+      name: CHAIN_RECONCILE_JOB,
+      everySeconds: config.chainWatch.reconcileEverySeconds,
+      jobName: CHAIN_RECONCILE_JOB,
+    },
   ];
 }
 

@@ -4,6 +4,7 @@
 import type { RouteDefinition } from './core/http/route-table.ts';
 import { accountRoutes } from './modules/account/routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
+import { chainwatchRoutes } from './modules/chainwatch/index.ts';
 import { autoTopupRoutes } from './modules/billing/auto-topup-routes.ts';
 import { billingRoutes } from './modules/billing/routes.ts';
 import { delegationsRoutes } from './modules/delegations/index.ts';
@@ -46,6 +47,7 @@ export const routeTable: RouteDefinition[] = [
   ...pmRoutes,
   ...webhooksRoutes,
   ...statementsRoutes,
+  ...chainwatchRoutes,
   ...accountRoutes,
   ...switchesRoutes,
   ...opsRoutes,

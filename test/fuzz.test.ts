@@ -459,10 +459,17 @@ describe('every route of the table, at the edge: nesting, paging and encodings',
         expect(expectErrorBody(res, 400, 'INVALID_REQUEST').message, what).toContain(name);
       }
     }
-    // Declared bounds, so the OpenAPI document says them too.
+    // Declared bounds, so the OpenAPI document says them too (a cursor that is an id, a pattern).
     for (const { route, name } of paged) {
-      const schema = (route.schema.querystring as { properties: Record<string, { maximum?: number }> })
-        .properties[name]!;
+      const schema = (
+        route.schema.querystring as {
+          properties: Record<string, { maximum?: number; type?: string; pattern?: string }>;
+        }
+      ).properties[name]!;
+      if (schema.type === 'string') {
+        expect(schema.pattern, `${route.url} ${name}`).toMatch(/^\^.*\$$/);
+        continue;
+      }
       expect(schema.maximum, `${route.url} ${name}`).toBeLessThanOrEqual(
         name === 'offset' ? MAX_OFFSET : Number.MAX_SAFE_INTEGER,
       );

@@ -12,6 +12,8 @@ import { AppError } from '../core/errors/app-error.ts';
 import { parseUsd } from '../core/money.ts';
 import { findAccountByAddress, findAccountById } from '../modules/account/index.ts';
 import { recordAudit } from '../modules/audit/index.ts';
+import { adjustDrift, listDrifts } from '../modules/chainwatch/index.ts';
+import { registryOf } from '../modules/registry/index.ts';
 import {
   billingOverview,
   setAccountPrepaidCap,
@@ -35,6 +37,8 @@ export const OPS_USAGE = `Usage: purser ops <command>
   switch off <scope> [target] "<reason>"    switch execution off, with the reason callers see
   switch on <scope> [target]                switch execution back on
   feature-request <id> <status>             set a feature request's status (${FEATURE_REQUEST_STATUSES.join('|')})
+  drifts [open|resolved|all]                differences between books and chain (default: open)
+  adjust <drift id> "<reason>"              book an open drift's difference, with the reason (audited)
 
   Switch scopes: environment (no target), venue <name>, wallet <0x address>,
   account <account id|address>. Venues: ${SWITCH_VENUES.join(', ')}.
@@ -49,6 +53,21 @@ function usdOrDefault(value: string | undefined): bigint | null {
   if (micro === null)
     throw new UsageError(`expected a USD amount such as 2500 or "default", got ${value ?? 'nothing'}`);
   return micro;
+}
+
+function driftState(value: string | undefined): 'open' | 'resolved' | 'all' {
+  if (value === undefined) return 'open';
+  if (value === 'open' || value === 'resolved' || value === 'all') return value;
+  throw new UsageError(`drifts takes open, resolved or all, got ${value}`);
+}
+
+/** `adjust <drift id> <reason…>`: the reason is required (it is kept in the ledger and the audit log). */
+function adjustArgs(args: string[]): { id: string; reason: string } {
+  const [, id, ...rest] = args;
+  if (!id || !/^drf_[0-9a-z]{1,64}$/.test(id)) throw new UsageError('adjust needs a drift id (drf_…)');
+  const reason = rest.join(' ').trim();
+  if (reason.length < 3) throw new UsageError('adjust needs a reason (at least 3 characters)');
+  return { id, reason };
 }
 
 async function audit(db: Db, accountId: string | null, action: string, details: Record<string, unknown>) {
@@ -106,6 +125,31 @@ async function run(db: Db, config: Config, args: string[]): Promise<void> {
       return runSwitch(db, args.slice(1));
     case 'feature-request':
       return runFeatureRequest(db, a, b);
+    case 'drifts': {
+      const state = driftState(a);
+      console.log(
+        JSON.stringify(
+          await listDrifts(db, { accountId: null, wallet: null, state, limit: 200, cursor: null }),
+          null,
+          2,
+        ),
+      );
+      return;
+    }
+    case 'adjust': {
+      const { id, reason } = adjustArgs(args);
+      const drift = await withTransaction(db, (tx) =>
+        adjustDrift(tx, systemClock, {
+          driftId: id,
+          reason,
+          actor: 'operator',
+          network: null,
+          registry: registryOf({ config }),
+        }),
+      );
+      console.log(JSON.stringify(drift, null, 2));
+      return;
+    }
     case 'billing':
       break;
     case 'metering': {
@@ -171,7 +215,10 @@ export async function runOps(config: Config, log: Logger, args: string[]): Promi
       console.error(`${err.message}\n\n${OPS_USAGE}`);
       return 64;
     }
-    if (err instanceof AppError && (err.code === 'INVALID_REQUEST' || err.code === 'NOT_FOUND')) {
+    if (
+      err instanceof AppError &&
+      (err.code === 'INVALID_REQUEST' || err.code === 'NOT_FOUND' || err.code === 'CONFLICT')
+    ) {
       console.error(`${err.message}\n\n${OPS_USAGE}`);
       return 64;
     }
@@ -184,7 +231,7 @@ export async function runOps(config: Config, log: Logger, args: string[]): Promi
 // ------------------------------------------------------------------------------ over HTTP
 
 interface HttpCall {
-  method: 'GET' | 'PUT';
+  method: 'GET' | 'PUT' | 'POST';
   path: string;
   body?: unknown;
 }
@@ -246,6 +293,20 @@ function httpCallFor(args: string[]): { call: HttpCall; thenBilling: boolean; pr
             ...(reason ? { reason } : {}),
           },
         },
+        thenBilling: false,
+        print: 'json',
+      };
+    }
+    case 'drifts':
+      return {
+        call: { method: 'GET', path: `/v1/ops/drifts?state=${driftState(a)}&limit=200` },
+        thenBilling: false,
+        print: 'json',
+      };
+    case 'adjust': {
+      const { id, reason } = adjustArgs(args);
+      return {
+        call: { method: 'POST', path: `/v1/ops/drifts/${encodeURIComponent(id)}/adjust`, body: { reason } },
         thenBilling: false,
         print: 'json',
       };

@@ -29,6 +29,7 @@ export function watchConfig(overrides: Partial<ChainWatchConfig> = {}): ChainWat
     maxRange: 2_000,
     everySeconds: 2,
     runBudgetMs: 60_000,
+    reconcileEverySeconds: 10,
     faultCrash: false,
     ...overrides,
   };

@@ -1062,6 +1062,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/wallets/{address}/balances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A wallet's holdings now: the account's books and the chain, per token
+         * @description For each chain where the account keeps books for the wallet (a policy names it), each registry token and the native coin (balance plus EntryPoint deposit): the books (`ledger`), the chain at the latest confirmed block (`chain`, `block`), what the blocks since changed (`unconfirmed`), and how far the chain watcher has booked (`watched_through`). Once the watcher has passed `block`, `ledger` equals `chain`; a difference that stays is a drift (GET /v1/ledger/drifts). docs/ledger.md.
+         */
+        get: operations["getWalletBalances"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ledger/drifts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Differences between the account's books and the chain that nothing explains, newest first
+         * @description Reconciliation compares, for every watched wallet and token, the books with the chain at the last block the chain watcher passed. A difference still there a grace period later is raised (`ledger.drift`) and listed here as `open` until the books agree with the chain again or an operator books an adjustment with a reason (`resolved`). docs/ledger.md, "Reconciliation and drift".
+         */
+        get: operations["listLedgerDrifts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account/export": {
         parameters: {
             query?: never;
@@ -1205,6 +1245,46 @@ export interface paths {
          */
         put: operations["opsPutFeatureRequestStatus"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ops/drifts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Differences between books and chain, across every account (operator)
+         * @description What reconciliation found (docs/ledger.md, "Reconciliation and drift"): `open` (the default) lists the raised drifts no one has resolved. An open drift is cleared by the books agreeing with the chain again, or by an adjustment with a reason (POST /v1/ops/drifts/{id}/adjust).
+         */
+        get: operations["opsListLedgerDrifts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ops/drifts/{id}/adjust": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Book an explained adjustment for an open drift, with the reason (operator)
+         * @description Books the drift's difference into the wallet against `external:<chain>` (kind `chain.adjustment`, the reason in its memo), resolves the drift (`adjusted`), records the audit fact `ledger.adjusted` and emits `ledger.drift_resolved`. Only an open drift can be adjusted: a suspected or resolved one is 409.
+         */
+        post: operations["opsAdjustLedgerDrift"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1910,6 +1990,49 @@ export interface components {
                 /** @description GET it with the same credential */
                 download_path: string;
             };
+        };
+        /** WalletHoldings */
+        WalletHoldings: {
+            wallet: string;
+            chains: {
+                chain_id: number;
+                /** @description The latest confirmed block: the head less the confirmation depth. */
+                block: string;
+                head: string;
+                watched_through: string | null;
+                holdings: {
+                    /** @description CAIP-19 asset id, as the ledger names it. */
+                    asset: string;
+                    symbol: string | null;
+                    decimals: number | null;
+                    /** @description What the account's books hold, base units. */
+                    ledger: string;
+                    /** @description What the chain holds at `block`, base units. */
+                    chain: string;
+                    /** @description What the blocks after `block` changed, up to the head. */
+                    unconfirmed: string;
+                }[];
+            }[];
+        };
+        /** LedgerDrift */
+        LedgerDrift: {
+            id: string;
+            state: "suspected" | "open" | "resolved";
+            chain_id: number;
+            wallet: string;
+            asset: string;
+            ledger: string;
+            chain: string;
+            /** @description chain − ledger: what an adjustment books into the wallet. */
+            difference: string;
+            block: string;
+            /** Format: date-time */
+            first_seen_at: string;
+            raised_at: string | null;
+            resolved_at: string | null;
+            resolution: ("agreed" | "adjusted") | null;
+            reason: string | null;
+            adjustment_group_id: string | null;
         };
         /** AccountExport */
         AccountExport: {
@@ -13847,6 +13970,288 @@ export interface operations {
             };
         };
     };
+    getWalletBalances: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only this chain.
+                 * @example 8453
+                 */
+                chain_id?: number;
+            };
+            header?: never;
+            path: {
+                /** @example 0x3e5e9111ae8eb78fe1cc3bb8915d5d461f3ef9a9 */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The holdings per chain and token. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "wallet": "0x3e5e9111ae8eb78fe1cc3bb8915d5d461f3ef9a9",
+                     *       "chains": [
+                     *         {
+                     *           "chain_id": 8453,
+                     *           "block": "24418840",
+                     *           "head": "24418852",
+                     *           "watched_through": "24418840",
+                     *           "holdings": [
+                     *             {
+                     *               "asset": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+                     *               "symbol": "USDC",
+                     *               "decimals": 6,
+                     *               "ledger": "980000000",
+                     *               "chain": "980000000",
+                     *               "unconfirmed": "0"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WalletHoldings"];
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the account keeps no books for the wallet (on that chain). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the chain did not answer (nothing changed; retry). */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    listLedgerDrifts: {
+        parameters: {
+            query?: {
+                wallet?: string;
+                /**
+                 * @description open (the default): raised and not resolved; resolved; all (suspected ones too).
+                 * @example open
+                 */
+                state?: "open" | "resolved" | "all";
+                limit?: number;
+                /** @description The last id of the page before. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of drifts and the cursor of the next one (null at the end). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "drifts": [
+                     *         {
+                     *           "id": "drf_7k2m9x4q8w1n5c3v6b0z",
+                     *           "state": "open",
+                     *           "chain_id": 8453,
+                     *           "wallet": "0x3e5e9111ae8eb78fe1cc3bb8915d5d461f3ef9a9",
+                     *           "asset": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+                     *           "ledger": "980000000",
+                     *           "chain": "985000000",
+                     *           "difference": "5000000",
+                     *           "block": "24418840",
+                     *           "first_seen_at": "2026-03-02T09:00:00.000Z",
+                     *           "raised_at": "2026-03-02T09:01:00.000Z",
+                     *           "resolved_at": null,
+                     *           "resolution": null,
+                     *           "reason": null,
+                     *           "adjustment_group_id": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        drifts: components["schemas"]["LedgerDrift"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: The credential is missing, malformed, expired or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the credential's scope, wallet pin or IP pin does not admit this call. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
     exportAccount: {
         parameters: {
             query?: never;
@@ -15531,6 +15936,333 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
                         code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the size limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different payload. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    opsListLedgerDrifts: {
+        parameters: {
+            query?: {
+                wallet?: string;
+                /**
+                 * @description open (the default): raised and not resolved; resolved; all (suspected ones too).
+                 * @example open
+                 */
+                state?: "open" | "resolved" | "all";
+                limit?: number;
+                /** @description The last id of the page before. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of drifts and the cursor of the next one (null at the end). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "drifts": [
+                     *         {
+                     *           "id": "drf_7k2m9x4q8w1n5c3v6b0z",
+                     *           "state": "open",
+                     *           "chain_id": 8453,
+                     *           "wallet": "0x3e5e9111ae8eb78fe1cc3bb8915d5d461f3ef9a9",
+                     *           "asset": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+                     *           "ledger": "980000000",
+                     *           "chain": "985000000",
+                     *           "difference": "5000000",
+                     *           "block": "24418840",
+                     *           "first_seen_at": "2026-03-02T09:00:00.000Z",
+                     *           "raised_at": "2026-03-02T09:01:00.000Z",
+                     *           "resolved_at": null,
+                     *           "resolution": null,
+                     *           "reason": null,
+                     *           "adjustment_group_id": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        drifts: components["schemas"]["LedgerDrift"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: the operator token is missing or wrong. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no operator token is configured. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    opsAdjustLedgerDrift: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per logical request (1 to 255 printable ASCII characters; a UUID is ideal). A retry with the same key and payload replays the first answer instead of repeating the work; kept 7 days. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example drf_7k2m9x4q8w1n5c3v6b0z */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "Tokens airdropped to the wallet by the issuer"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Why the books move: kept in the ledger memo and the audit fact. */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The drift, resolved, with the adjustment group. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "idempotent-replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "drf_7k2m9x4q8w1n5c3v6b0z",
+                     *       "state": "resolved",
+                     *       "chain_id": 8453,
+                     *       "wallet": "0x3e5e9111ae8eb78fe1cc3bb8915d5d461f3ef9a9",
+                     *       "asset": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+                     *       "ledger": "980000000",
+                     *       "chain": "985000000",
+                     *       "difference": "5000000",
+                     *       "block": "24418840",
+                     *       "first_seen_at": "2026-03-02T09:00:00.000Z",
+                     *       "raised_at": "2026-03-02T09:01:00.000Z",
+                     *       "resolved_at": "2026-03-02T10:00:00.000Z",
+                     *       "resolution": "adjusted",
+                     *       "reason": "Tokens airdropped to the wallet by the issuer",
+                     *       "adjustment_group_id": "lgr_4f8h2k6m0p3r7t1v5x9z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LedgerDrift"];
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: the operator token is missing or wrong. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no operator token is configured; no drift has this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT: the drift is only suspected, or resolved already. IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_CONFLICT";
                     };
                 };
             };

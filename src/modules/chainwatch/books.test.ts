@@ -5,6 +5,7 @@
 // export lists the watched wallet and its chain's cursor.
 
 import { erc20Abi, encodeFunctionData, getAddress, type Address } from 'viem';
+import { entryPoint07Abi, entryPoint07Address } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { watchConfig } from '../../../test/support/chain-watch.ts';
@@ -125,7 +126,7 @@ describe('books that match the chain', () => {
     });
     expect(receipt.success).toBe(true);
     const afterWithdrawal = (await watch()).find((r) => r.chainId === CHAIN)!;
-    expect(afterWithdrawal.booked).toBe(1);
+    expect(afterWithdrawal.booked).toBe(2); // the USDC out, and the gas the operation paid
 
     // The statement of the month closes, for each token, at what the chain holds.
     const period = new Date().toISOString().slice(0, 7);
@@ -149,6 +150,18 @@ describe('books that match the chain', () => {
     expect(eurcHeld).toBeGreaterThan(0n);
     expect(row(m.eurc.address)?.closing).toBe(eurcHeld.toString());
     for (const r of rows) expect(BigInt(r.closing) >= 0n || r.ledger_account.includes(':prepaid')).toBe(true);
+    // The native coin too: balance plus EntryPoint deposit, after the gas of the executor's operation
+    // (its own booking) and of the owner's (the watcher's, from the EntryPoint's event).
+    const native = rows.find(
+      (r) => r.ledger_account === `wallet:${CHAIN}:${a.wallet}` && r.asset === `eip155:${CHAIN}/slip44:60`,
+    );
+    const deposit = await client.readContract({
+      address: entryPoint07Address,
+      abi: entryPoint07Abi,
+      functionName: 'balanceOf',
+      args: [account],
+    });
+    expect(native?.closing).toBe(((await client.getBalance({ address: account })) + deposit).toString());
 
     // The export lists the watched wallet with its chain's cursor.
     const exported = await t.app.fastify.inject({

@@ -1,6 +1,17 @@
 // The chain watcher module: what other modules use (docs/ledger.md, "The chain").
 
 export { claimChainTransaction, type ChainClaim } from './claims.ts';
+export { adjustDrift, listDrifts, type DriftView } from './drifts.ts';
+export { walletHoldings } from './holdings.ts';
+export { reconcileChain, reconcileChains, type ReconcileReport } from './reconcile.ts';
+export {
+  chainwatchRoutes,
+  DRIFT_EXAMPLE,
+  DRIFT_LIST_DEFAULT_LIMIT,
+  DriftList,
+  DriftListQuery,
+  DriftSchema,
+} from './routes.ts';
 export { accountWatch } from './store.ts';
 export {
   chainHoldingsAt,

@@ -8,7 +8,7 @@ import type { Timestamp } from '../../core/db/schema.ts';
 
 export type WalletRole = 'policy' | 'pm_funder' | 'executor';
 export type TransferState = 'pending' | 'booked' | 'reversed';
-export type TransferEvent = 'transfer' | 'wrap' | 'unwrap';
+export type TransferEvent = 'transfer' | 'wrap' | 'unwrap' | 'gas';
 
 export interface ChainWatchWalletsTable {
   chain_id: number;
@@ -540,4 +540,21 @@ export async function accountWatch(
     opened_block: r.opened_block === null ? null : String(r.opened_block),
     next_block: r.next_block === null ? null : String(r.next_block),
   }));
+}
+
+/** Wallets with transfers still held (grace period) in blocks up to `block`. */
+export async function walletsWithHeldTransfers(
+  db: DbExecutor,
+  chainId: number,
+  block: bigint,
+): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('chain_watch_transfers')
+    .select('wallet')
+    .distinct()
+    .where('chain_id', '=', chainId)
+    .where('state', '=', 'pending')
+    .where('block_number', '<=', block.toString())
+    .execute();
+  return new Set(rows.map((r) => r.wallet));
 }

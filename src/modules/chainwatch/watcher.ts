@@ -61,6 +61,13 @@ const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a
 /** WETH9's `Deposit(address indexed dst, uint256 wad)` and `Withdrawal(address indexed src, uint256 wad)`. */
 const DEPOSIT_TOPIC = '0xe1fffcc4923d04b559f4d29a8bfc6cda04eb5b0d3c460751c2402c5c5cc9109c';
 const WITHDRAWAL_TOPIC = '0x7fcf532c15f0a6db0bd6d0e038bea71d30d808c7d98cb3bf7268a95bf5081b65';
+/**
+ * EntryPoint v0.7's `UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address
+ * indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)`:
+ * the gas an operation's sender paid out of its native holdings (balance and deposit).
+ */
+const USER_OPERATION_TOPIC = '0x49628fd1471006c1482da88028e9ce4dbb080b815c9b0344d39e5a8e6ec1419f';
+const ENTRY_POINT = ENTRY_POINT_V07_ADDRESS.toLowerCase();
 
 const entryPointAbi = parseAbi(['function balanceOf(address account) view returns (uint256)']);
 
@@ -467,8 +474,8 @@ async function transferLogs(run: Run, from: bigint, to: bigint): Promise<RawLog[
     method: 'eth_getLogs',
     params: [
       {
-        address: tokens as Address[],
-        topics: [[TRANSFER_TOPIC, DEPOSIT_TOPIC, WITHDRAWAL_TOPIC] as Hex[]],
+        address: [...tokens, ENTRY_POINT] as Address[],
+        topics: [[TRANSFER_TOPIC, DEPOSIT_TOPIC, WITHDRAWAL_TOPIC, USER_OPERATION_TOPIC] as Hex[]],
         fromBlock: `0x${from.toString(16)}`,
         toBlock: `0x${to.toString(16)}`,
       },
@@ -476,6 +483,8 @@ async function transferLogs(run: Run, from: bigint, to: bigint): Promise<RawLog[
   })) as unknown as RawLog[];
   return logs;
 }
+
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 const topicAddress = (topic: string | undefined): string | null =>
   topic && topic.length === 66 ? `0x${topic.slice(26).toLowerCase()}` : null;
@@ -498,9 +507,25 @@ function sidesOf(
       blockHash: log.blockHash.toLowerCase(),
       token,
     };
+    const topic = log.topics[0]?.toLowerCase();
+    if (token === ENTRY_POINT && topic === USER_OPERATION_TOPIC && log.topics.length === 4) {
+      // Paid by the sender unless a paymaster paid: actualGasCost is the third word of the data.
+      const paymaster = topicAddress(log.topics[3]);
+      const cost = log.data.length >= 2 + 64 * 3 ? BigInt(`0x${log.data.slice(2 + 128, 2 + 192)}`) : 0n;
+      const w = watched.get(topicAddress(log.topics[2]) ?? '');
+      if (
+        cost > 0n &&
+        paymaster === ZERO_ADDRESS &&
+        w &&
+        w.openedBlock !== null &&
+        base.blockNumber > w.openedBlock
+      ) {
+        out.push({ ...base, wallet: w.address, accountId: w.accountId, event: 'gas', amount: -cost });
+      }
+      continue;
+    }
     const value = log.data && log.data !== '0x' ? BigInt(log.data.slice(0, 66)) : 0n;
     if (value === 0n) continue;
-    const topic = log.topics[0]?.toLowerCase();
     const add = (address: string | null, amount: bigint, event: TransferRow['event']) => {
       const w = address ? watched.get(address) : undefined;
       if (!w || w.openedBlock === null || base.blockNumber <= w.openedBlock) return;
@@ -526,19 +551,21 @@ function sideGroup(run: Run, side: TransferRow & { blockHash: string }): Batched
   const chainId = run.chainId;
   const wallet = walletAccount(chainId, side.wallet);
   const outside = externalAccount(chainId);
-  const token = erc20Asset(chainId, side.token);
-  const entries = transfer(wallet, outside, token, side.amount);
+  const native = chainNativeAsset(chainId);
+  const entries =
+    side.event === 'gas'
+      ? transfer(wallet, outside, native, side.amount)
+      : transfer(wallet, outside, erc20Asset(chainId, side.token), side.amount);
   // Wrapping pays the native coin in for the token; unwrapping gives it back.
-  if (side.event !== 'transfer')
-    entries.push(...transfer(outside, wallet, chainNativeAsset(chainId), side.amount));
-  const kind =
-    side.event === 'wrap'
-      ? 'chain.wrap'
-      : side.event === 'unwrap'
-        ? 'chain.unwrap'
-        : side.amount > 0n
-          ? 'chain.deposit'
-          : 'chain.withdrawal';
+  if (side.event === 'wrap' || side.event === 'unwrap') {
+    entries.push(...transfer(outside, wallet, native, side.amount));
+  }
+  const kind = {
+    gas: 'chain.gas',
+    wrap: 'chain.wrap',
+    unwrap: 'chain.unwrap',
+    transfer: side.amount > 0n ? 'chain.deposit' : 'chain.withdrawal',
+  }[side.event];
   return {
     at: bookedAt(run, side.blockTime),
     params: {

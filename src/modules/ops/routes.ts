@@ -8,6 +8,16 @@ import { parseUsd, USD_PATTERN } from '../../core/money.ts';
 import { findAccountByAddress, findAccountById } from '../account/index.ts';
 import { recordAudit } from '../audit/index.ts';
 import {
+  adjustDrift,
+  DRIFT_EXAMPLE,
+  DRIFT_LIST_DEFAULT_LIMIT,
+  DriftList,
+  DriftListQuery,
+  DriftSchema,
+  listDrifts,
+} from '../chainwatch/index.ts';
+import { registryOf } from '../registry/index.ts';
+import {
   billingOverview,
   setAccountPrepaidCap,
   setMeteringEnforced,
@@ -387,5 +397,99 @@ export const opsRoutes: RouteDefinition[] = [
           },
         };
       }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/ops/drifts',
+    operationId: 'opsListLedgerDrifts',
+    summary: 'Differences between books and chain, across every account (operator)',
+    description:
+      'What reconciliation found (docs/ledger.md, "Reconciliation and drift"): `open` (the default) lists the ' +
+      'raised drifts no one has resolved. An open drift is cleared by the books agreeing with the chain ' +
+      'again, or by an adjustment with a reason (POST /v1/ops/drifts/{id}/adjust).',
+    tags: TAGS,
+    class: 'operator',
+    wallet: false,
+    schema: { querystring: DriftListQuery, response: { 200: DriftList } },
+    docs: {
+      errors: [],
+      responses: { 200: 'A page of drifts and the cursor of the next one (null at the end).' },
+      example: {
+        query: { state: 'open' },
+        status: 200,
+        response: { drifts: [DRIFT_EXAMPLE], next_cursor: null },
+      },
+    },
+    handler: async (ctx) => ({
+      status: 200,
+      body: await listDrifts(ctx.deps.db, {
+        accountId: null,
+        wallet: ctx.query.wallet ?? null,
+        state: ctx.query.state ?? 'open',
+        limit: ctx.query.limit ?? DRIFT_LIST_DEFAULT_LIMIT,
+        cursor: ctx.query.cursor ?? null,
+      }),
+    }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/ops/drifts/{id}/adjust',
+    operationId: 'opsAdjustLedgerDrift',
+    summary: 'Book an explained adjustment for an open drift, with the reason (operator)',
+    description:
+      "Books the drift's difference into the wallet against `external:<chain>` (kind `chain.adjustment`, " +
+      'the reason in its memo), resolves the drift (`adjusted`), records the audit fact `ledger.adjusted` and ' +
+      'emits `ledger.drift_resolved`. Only an open drift can be adjusted: a suspected or resolved one is 409.',
+    tags: TAGS,
+    class: 'operator',
+    wallet: false,
+    schema: {
+      params: Type.Object(
+        { id: Type.String({ pattern: '^drf_[0-9a-z]{1,64}$' }) },
+        { additionalProperties: false },
+      ),
+      body: Type.Object(
+        {
+          reason: Type.String({
+            minLength: 3,
+            maxLength: 500,
+            description: 'Why the books move: kept in the ledger memo and the audit fact.',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      response: { 200: DriftSchema },
+    },
+    docs: {
+      errors: [
+        { code: 'NOT_FOUND', when: 'no drift has this id' },
+        { code: 'CONFLICT', when: 'the drift is only suspected, or resolved already' },
+      ],
+      responses: { 200: 'The drift, resolved, with the adjustment group.' },
+      example: {
+        params: { id: DRIFT_EXAMPLE.id },
+        body: { reason: 'Tokens airdropped to the wallet by the issuer' },
+        status: 200,
+        response: {
+          ...DRIFT_EXAMPLE,
+          state: 'resolved',
+          resolved_at: '2026-03-02T10:00:00.000Z',
+          resolution: 'adjusted',
+          reason: 'Tokens airdropped to the wallet by the issuer',
+          adjustment_group_id: 'lgr_4f8h2k6m0p3r7t1v5x9z',
+        },
+      },
+    },
+    handler: (ctx) =>
+      ctx.mutate(async (tx) => ({
+        status: 200,
+        body: await adjustDrift(tx, ctx.deps.clock, {
+          driftId: ctx.params.id,
+          reason: ctx.body.reason,
+          actor: 'operator',
+          network: { clientIp: ctx.clientIp, userAgent: ctx.userAgent },
+          registry: registryOf(ctx.deps),
+        }),
+      })),
   }),
 ];

@@ -10,4 +10,5 @@ export {
   type RegistryVenue,
   type TokenRegistry,
 } from './service.ts';
+export { assetMetadata, type AssetMetadata } from './assets.ts';
 export type { VenueName } from './catalog.ts';

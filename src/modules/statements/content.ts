@@ -16,7 +16,7 @@
 import { canonicalJson } from '../../core/canonical-json.ts';
 import { formatBalanceUsd } from '../billing/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
-import { statementAssetMetadata } from './assets.ts';
+import { assetMetadata } from '../registry/index.ts';
 import type { StatementPeriod } from './period.ts';
 import type { StatementBalanceRow, StatementScope } from './query.ts';
 
@@ -86,7 +86,7 @@ export function buildStatementSummary(
     balances: kept.map((r) => ({
       ledger_account: r.ledgerAccount,
       asset: r.asset,
-      ...statementAssetMetadata(registry, r.asset),
+      ...assetMetadata(registry, r.asset),
       opening: r.opening.toString(),
       debits: r.debits.toString(),
       credits: r.credits.toString(),

@@ -37,7 +37,7 @@ import {
   type LedgerEntryInput,
 } from '../ledger/index.ts';
 import { buildTokenRegistry } from '../registry/index.ts';
-import { statementAssetMetadata } from './assets.ts';
+import { assetMetadata } from '../registry/index.ts';
 import {
   renderStatementCsv,
   STATEMENT_JSON_HEAD,
@@ -606,7 +606,7 @@ describe('token metadata (format version 2)', () => {
       ['not-an-asset', null, null],
     ];
     for (const [asset, symbol, decimals] of cases) {
-      expect(statementAssetMetadata(registry, asset), asset).toEqual({ symbol, decimals });
+      expect(assetMetadata(registry, asset), asset).toEqual({ symbol, decimals });
     }
   });
 

@@ -1,6 +1,7 @@
 -- 0040 the chain watcher (docs/ledger.md, "The chain"): the wallets Purser keeps books for, one
 -- cursor per chain, the hashes of the blocks it booked, each transfer it booked (or holds while
--- Purser's own booking of it may still come) and the transactions Purser's own bookings explain.
+-- Purser's own booking of it may still come), the transactions Purser's own bookings explain, and
+-- the differences between books and chain that reconciliation found (drifts).
 
 -- A wallet on a chain, booked under one account (the first that named it). `opened_block` is the
 -- block of its opening (null until the opening is booked): the chain's balance there, less what the
@@ -49,8 +50,9 @@ CREATE TABLE chain_watch_transfers (
   block_time timestamptz NOT NULL,
   token text NOT NULL CHECK (token ~ '^0x[0-9a-f]{40}$'),
   -- transfer: an ERC-20 Transfer; wrap / unwrap: the wrapped native coin's Deposit / Withdrawal,
-  -- which move the native coin the other way in the same booking.
-  event text NOT NULL CHECK (event IN ('transfer', 'wrap', 'unwrap')),
+  -- which move the native coin the other way in the same booking; gas: the EntryPoint's
+  -- UserOperationEvent of an operation the wallet paid for (`token` is the EntryPoint).
+  event text NOT NULL CHECK (event IN ('transfer', 'wrap', 'unwrap', 'gas')),
   amount numeric(78, 0) NOT NULL CHECK (amount <> 0),   -- in positive, out negative
   state text NOT NULL CHECK (state IN ('pending', 'booked', 'reversed')),
   group_id text,
@@ -71,3 +73,30 @@ CREATE TABLE chain_tx_claims (
   PRIMARY KEY (chain_id, tx_hash, wallet)
 );
 CREATE INDEX chain_tx_claims_wallet ON chain_tx_claims (chain_id, wallet, block_number);
+
+-- A difference between the books and the chain for one (wallet, asset) at a block that nothing
+-- explains. Suspected when first seen; raised (`ledger.drift`) when it is still there a grace
+-- period later; resolved when books and chain agree again (`agreed`) or an operator booked an
+-- adjustment (`adjusted`, with the reason and the group). At most one unresolved per (chain,
+-- wallet, asset).
+CREATE TABLE ledger_drifts (
+  id text PRIMARY KEY,                               -- drf_…
+  account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  chain_id integer NOT NULL,
+  wallet text NOT NULL CHECK (wallet ~ '^0x[0-9a-f]{40}$'),
+  asset text NOT NULL,
+  ledger_amount numeric(78, 0) NOT NULL,
+  chain_amount numeric(78, 0) NOT NULL,
+  block bigint NOT NULL,
+  first_seen_at timestamptz NOT NULL,
+  raised_at timestamptz,
+  resolved_at timestamptz,
+  resolution text CHECK (resolution IN ('agreed', 'adjusted')),
+  reason text,
+  adjustment_group_id text,
+  updated_at timestamptz NOT NULL,
+  CHECK ((resolved_at IS NULL) = (resolution IS NULL))
+);
+CREATE UNIQUE INDEX ledger_drifts_open ON ledger_drifts (chain_id, wallet, asset) WHERE resolved_at IS NULL;
+CREATE INDEX ledger_drifts_account ON ledger_drifts (account_id, first_seen_at DESC, id);
+

@@ -1,11 +1,12 @@
-// The token metadata of a statement's balance row (format version 2, docs/statements.md): the
-// symbol and decimals that say how to read its base units. Static per deployment (the token
-// registry is built once at start), so a statement's bytes still depend only on its ledger range.
+// The symbol and decimals of a ledger asset, which say how to read its base units: a statement's
+// balance row (format version 2, docs/statements.md), a wallet's holdings, a drift. Static per
+// deployment (the token registry is built once at start), so a statement's bytes still depend only
+// on its ledger range.
 
 import { parseAsset } from '../ledger/index.ts';
-import type { TokenRegistry } from '../registry/index.ts';
+import type { TokenRegistry } from './service.ts';
 
-export interface StatementAssetMetadata {
+export interface AssetMetadata {
   /** The registry's symbol (`USDC`, `USDC.E`), `USD`, the native coin's; null when unknown. */
   symbol: string | null;
   /** Decimals of the base units; null when unknown. */
@@ -13,10 +14,10 @@ export interface StatementAssetMetadata {
 }
 
 /** Prepaid micro-USD. */
-const USD_METADATA: StatementAssetMetadata = { symbol: 'USD', decimals: 6 };
+const USD_METADATA: AssetMetadata = { symbol: 'USD', decimals: 6 };
 /** A prediction-market outcome share (ERC-1155): no symbol of its own, counted in micro shares. */
-const SHARE_METADATA: StatementAssetMetadata = { symbol: null, decimals: 6 };
-const UNKNOWN: StatementAssetMetadata = { symbol: null, decimals: null };
+const SHARE_METADATA: AssetMetadata = { symbol: null, decimals: 6 };
+const UNKNOWN: AssetMetadata = { symbol: null, decimals: null };
 
 /** SLIP-44 coin type that names every chain's native coin in the ledger (`ETH_SLIP44`). */
 const SLIP44_ETH = 60;
@@ -33,7 +34,7 @@ const NATIVE_DECIMALS = 18;
  * address; `USD` is USD with 6; a chain's native coin (`slip44:60`, or the chain's own coin type)
  * its symbol with 18; an ERC-1155 share null with 6; anything the registry does not know, nulls.
  */
-export function statementAssetMetadata(registry: TokenRegistry, asset: string): StatementAssetMetadata {
+export function assetMetadata(registry: TokenRegistry, asset: string): AssetMetadata {
   const parsed = parseAsset(asset);
   if (!parsed) return UNKNOWN;
   switch (parsed.kind) {
