@@ -7,7 +7,7 @@ import { keyringOf } from './core/sealing.ts';
 import { orderDeps, reconcileTransmitting, sweepPrepared } from './modules/pm/index.ts';
 import type { AppDeps } from './deps.ts';
 import { expireArrows, FIRE_JOB, fireAutoTopup, syncSettlingArrows } from './modules/billing/auto-topup.ts';
-import { reconcileChains, watchChains } from './modules/chainwatch/index.ts';
+import { chainWatchDeps, reconcileChains, watchChains } from './modules/chainwatch/index.ts';
 import { expireDelegations } from './modules/delegations/index.ts';
 import {
   failIntent,
@@ -66,6 +66,7 @@ const MINT_RECHECK_MS = 60_000;
 export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
   const executor = executorDeps(deps);
   const rebalances = rebalanceRunDeps(deps);
+  const watch = chainWatchDeps(deps);
   return {
     // A planned rebalance's burn (docs/rebalances.md): signed, recorded, sent, then booked once its
     // receipts are in; a burn still unconfirmed is looked at again (and by the hourly job).
@@ -233,15 +234,8 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
     },
     // The chain watcher (docs/ledger.md, "The chain"): books what reached or left watched wallets.
     [CHAIN_WATCH_JOB]: async () => {
-      if (!deps.chain || !deps.tokenRegistry || !deps.config.chainWatch.enabled) return;
-      const reports = await watchChains({
-        db: deps.db,
-        clock: deps.clock,
-        chain: deps.chain,
-        registry: deps.tokenRegistry,
-        config: deps.config,
-        log: deps.log,
-      });
+      if (!watch || !deps.config.chainWatch.enabled) return;
+      const reports = await watchChains(watch);
       for (const r of reports) {
         if (r.booked > 0 || r.opened > 0 || r.reorgFrom !== null || !r.caughtUp) {
           deps.log.info({ ...r }, 'chain watched');
@@ -250,15 +244,8 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
     },
     // Reconciliation (docs/ledger.md): books against chain for every watched wallet; drifts raised.
     [CHAIN_RECONCILE_JOB]: async () => {
-      if (!deps.chain || !deps.tokenRegistry || !deps.config.chainWatch.enabled) return;
-      const reports = await reconcileChains({
-        db: deps.db,
-        clock: deps.clock,
-        chain: deps.chain,
-        registry: deps.tokenRegistry,
-        config: deps.config,
-        log: deps.log,
-      });
+      if (!watch || !deps.config.chainWatch.enabled) return;
+      const reports = await reconcileChains(watch);
       for (const r of reports) {
         if (r.raised > 0 || r.agreed > 0)
           deps.log.warn({ ...r }, 'books and chain reconciled: drift changed');

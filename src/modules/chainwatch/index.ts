@@ -5,11 +5,12 @@ export { adjustDrift, listDrifts, type DriftView } from './drifts.ts';
 export { walletHoldings } from './holdings.ts';
 export { reconcileChain, reconcileChains, type ReconcileReport } from './reconcile.ts';
 export {
+  chainWatchDeps,
   chainwatchRoutes,
   DRIFT_EXAMPLE,
-  DRIFT_LIST_DEFAULT_LIMIT,
   DriftList,
   DriftListQuery,
+  driftsPage,
   DriftSchema,
 } from './routes.ts';
 export { accountWatch } from './store.ts';

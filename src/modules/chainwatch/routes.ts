@@ -18,13 +18,9 @@ const Amount = Type.String({ pattern: '^-?[0-9]+$' });
 export const DRIFT_LIST_DEFAULT_LIMIT = 50;
 export const DRIFT_LIST_MAX_LIMIT = 200;
 
-/** The watcher's dependencies from the application's; 503 without a chain port. */
-export function watchDepsOf(deps: AppDeps): WatchDeps {
-  if (!deps.chain || !deps.tokenRegistry) {
-    throw unavailable('No chain is configured on this server.', {
-      remediation: 'Set RPC_URL_<chain id> for the chains served (docs/operations.md).',
-    });
-  }
+/** The watcher's dependencies from the application's; null without a chain port. */
+export function chainWatchDeps(deps: AppDeps): WatchDeps | null {
+  if (!deps.chain || !deps.tokenRegistry) return null;
   return {
     db: deps.db,
     clock: deps.clock,
@@ -33,6 +29,32 @@ export function watchDepsOf(deps: AppDeps): WatchDeps {
     config: deps.config,
     log: deps.log,
   };
+}
+
+/** The watcher's dependencies for a route: 503 without a chain port. */
+function watchDepsOf(deps: AppDeps): WatchDeps {
+  const watch = chainWatchDeps(deps);
+  if (!watch) {
+    throw unavailable('No chain is configured on this server.', {
+      remediation: 'Set RPC_URL_<chain id> for the chains served (docs/operations.md).',
+    });
+  }
+  return watch;
+}
+
+/** A page of drifts for a list query: the account's (or, for the operator, every account's). */
+export function driftsPage(
+  db: AppDeps['db'],
+  accountId: string | null,
+  query: { wallet?: string; state?: 'open' | 'resolved' | 'all'; limit?: number; cursor?: string },
+) {
+  return listDrifts(db, {
+    accountId,
+    wallet: query.wallet ?? null,
+    state: query.state ?? 'open',
+    limit: query.limit ?? DRIFT_LIST_DEFAULT_LIMIT,
+    cursor: query.cursor ?? null,
+  });
 }
 
 const Holding = Type.Object(
@@ -221,13 +243,7 @@ export const chainwatchRoutes: RouteDefinition[] = [
     },
     handler: async (ctx) => ({
       status: 200,
-      body: await listDrifts(ctx.deps.db, {
-        accountId: requirePrincipal(ctx).accountId,
-        wallet: ctx.query.wallet ?? null,
-        state: ctx.query.state ?? 'open',
-        limit: ctx.query.limit ?? DRIFT_LIST_DEFAULT_LIMIT,
-        cursor: ctx.query.cursor ?? null,
-      }),
+      body: await driftsPage(ctx.deps.db, requirePrincipal(ctx).accountId, ctx.query),
     }),
   }),
 ];

@@ -91,6 +91,29 @@ async function groupsOf(wallet: Address) {
     .execute();
 }
 
+/**
+ * Purser's own booking of a transaction (a fill of `amount` USDC into the wallet, as the executor
+ * books one), claiming the transaction for the wallet in the same database transaction.
+ */
+function explainedBooking(accountId: string, wallet: Address, hash: string, amount: bigint) {
+  return database.handle.db.transaction().execute(async (tx) => {
+    const res = await postGroup(tx, systemClock, {
+      settlementId: `test:fill:${hash}`,
+      accountId,
+      kind: 'fill.conversion',
+      entries: transfer(walletAccount(CHAIN, wallet), venueAccount('devnet-amm', CHAIN), usdc(), amount),
+    });
+    if (!res.ok) throw new Error(res.reason);
+    await claimChainTransaction(tx, systemClock, {
+      chainId: CHAIN,
+      txHash: hash,
+      wallet,
+      groupId: res.groupId,
+      blockNumber: null,
+    });
+  });
+}
+
 describe('the chain watcher', () => {
   it('opens a wallet at what it held, then books a deposit and a withdrawal against the outside', async () => {
     const { wallet } = await watchedWallet();
@@ -147,28 +170,7 @@ describe('the chain watcher', () => {
   it("matches a transfer Purser's own booking explains, whichever comes first", async () => {
     const { accountId, wallet } = await watchedWallet();
     await watchChain(deps(), CHAIN);
-    const explain = async (hash: string) =>
-      database.handle.db.transaction().execute(async (tx) => {
-        const res = await postGroup(tx, systemClock, {
-          settlementId: `test:fill:${hash}`,
-          accountId,
-          kind: 'fill.conversion',
-          entries: transfer(
-            walletAccount(CHAIN, wallet),
-            venueAccount('devnet-amm', CHAIN),
-            usdc(),
-            5_000_000n,
-          ),
-        });
-        if (!res.ok) throw new Error(res.reason);
-        await claimChainTransaction(tx, systemClock, {
-          chainId: CHAIN,
-          txHash: hash,
-          wallet,
-          groupId: res.groupId,
-          blockNumber: null,
-        });
-      });
+    const explain = (hash: string) => explainedBooking(accountId, wallet, hash, 5_000_000n);
     // Purser's booking first: the watcher matches the transfer.
     const [first] = await token.spray([wallet], 5_000_000n);
     await explain(first!);
@@ -204,27 +206,7 @@ describe('the chain watcher', () => {
     // Another transfer, explained while held.
     const [explained] = await token.spray([wallet], 3_000_000n);
     await watchChain(held(systemClock), CHAIN);
-    await database.handle.db.transaction().execute(async (tx) => {
-      const res = await postGroup(tx, systemClock, {
-        settlementId: `test:fill:${explained}`,
-        accountId,
-        kind: 'fill.conversion',
-        entries: transfer(
-          walletAccount(CHAIN, wallet),
-          venueAccount('devnet-amm', CHAIN),
-          usdc(),
-          3_000_000n,
-        ),
-      });
-      if (!res.ok) throw new Error(res.reason);
-      await claimChainTransaction(tx, systemClock, {
-        chainId: CHAIN,
-        txHash: explained!,
-        wallet,
-        groupId: res.groupId,
-        blockNumber: null,
-      });
-    });
+    await explainedBooking(accountId, wallet, explained!, 3_000_000n);
     // A minute later the grace is over: the deposit is booked, the explained one is not.
     const later: Clock = { now: () => new Date(Date.now() + 61_000) };
     const due = await watchChain(held(later), CHAIN);

@@ -10,11 +10,10 @@ import { recordAudit } from '../audit/index.ts';
 import {
   adjustDrift,
   DRIFT_EXAMPLE,
-  DRIFT_LIST_DEFAULT_LIMIT,
   DriftList,
   DriftListQuery,
+  driftsPage,
   DriftSchema,
-  listDrifts,
 } from '../chainwatch/index.ts';
 import { registryOf } from '../registry/index.ts';
 import {
@@ -420,16 +419,7 @@ export const opsRoutes: RouteDefinition[] = [
         response: { drifts: [DRIFT_EXAMPLE], next_cursor: null },
       },
     },
-    handler: async (ctx) => ({
-      status: 200,
-      body: await listDrifts(ctx.deps.db, {
-        accountId: null,
-        wallet: ctx.query.wallet ?? null,
-        state: ctx.query.state ?? 'open',
-        limit: ctx.query.limit ?? DRIFT_LIST_DEFAULT_LIMIT,
-        cursor: ctx.query.cursor ?? null,
-      }),
-    }),
+    handler: async (ctx) => ({ status: 200, body: await driftsPage(ctx.deps.db, null, ctx.query) }),
   }),
   defineRoute({
     method: 'POST',
