@@ -209,6 +209,7 @@ export const ACCOUNT_OWNED_TABLES: ReadonlyArray<{ table: string; column: string
   { table: 'rebalances', column: 'account_id' },
   { table: 'prefund_deposits', column: 'account_id' },
   { table: 'chain_watch_wallets', column: 'account_id' },
+  { table: 'ledger_drifts', column: 'account_id' },
   { table: 'intents', column: 'account_id' },
   { table: 'spend_reservations', column: 'account_id' },
   { table: 'policies', column: 'account_id' },
