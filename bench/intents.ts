@@ -235,6 +235,7 @@ async function main(): Promise<number> {
         // No executor drains the queue during a bench: its bounds must not refuse the load.
         INTENT_QUEUE_PER_WALLET: '100000',
         INTENT_QUEUE_MAX: '10000000',
+        ...(process.env['BENCH_RUN_WORKERS'] ? { RUN_WORKERS: process.env['BENCH_RUN_WORKERS'] } : {}),
       },
       // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops.
       ...(process.env['BENCH_CPU_PROF']

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The benchmark of record for the policed write path: the yardstick in ../shared/perfref (a
+# hand-tuned server doing an intent admission in one transaction and one round trip), run
+# unchanged, then Purser's POST /v1/intents admission and its keyed fee path (POST /v1/feedback
+# with an Idempotency-Key) from bench/intents.ts (one pair each), then the yardstick again. Prints
+# both ratios against the mean of the two yardstick runs, and writes them to
+# bench/results/side-by-side-latest.md. Run on a quiet machine from the project's root:
+#
+#   bash bench/side-by-side.sh            # D=10 seconds per run by default
+#
+# Needs PostgreSQL on 127.0.0.1:5432 (user postgres). The yardstick's own directory is never
+# written to: when it has no node_modules, it is copied to a temporary directory and installed
+# there.
+set -euo pipefail
+project=$(cd "$(dirname "$0")/.." && pwd)
+yardstick=${PERFREF_DIR:-$project/../shared/perfref}
+seconds=${D:-10}
+port=${PERFREF_PORT:-3977}
+[[ -f $yardstick/app.js ]] || { echo "no yardstick at $yardstick (set PERFREF_DIR)" >&2; exit 2; }
+
+work=$(mktemp -d)
+server=""
+cleanup() {
+  [[ -n $server ]] && kill "$server" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+run_dir=$yardstick
+if [[ ! -d $yardstick/node_modules ]]; then
+  cp -r "$yardstick" "$work/perfref"
+  (cd "$work/perfref" && npm install --no-audit --no-fund --silent >/dev/null)
+  run_dir=$work/perfref
+fi
+
+psql_() { PGOPTIONS=--client-min-messages=warning psql -h 127.0.0.1 -U postgres -v ON_ERROR_STOP=1 -q "$@" >/dev/null; }
+psql_ -c "DROP DATABASE IF EXISTS perfref" -c "CREATE DATABASE perfref"
+psql_ -d perfref -f "$run_dir/schema.sql"
+psql_ -d perfref -f "$run_dir/fn.sql"
+
+# One yardstick run: its server, its own load generator (as its README runs them), the JSON line.
+yardstick_run() {
+  (cd "$run_dir" && PORT=$port POOL=10 node app.js >/dev/null 2>&1) &
+  server=$!
+  sleep 1.5
+  local line
+  line=$(cd "$run_dir" && PORT=$port EP=v2 C=50 D=$seconds AGENTS=200 node load.js | tail -1)
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  server=""
+  sleep 0.5
+  echo "$line"
+}
+
+before=$(yardstick_run)
+purser=$(cd "$project" && DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_DURATION=$seconds \
+  BENCH_REPEAT=1 npx tsx bench/intents.ts 2>&1)
+after=$(yardstick_run)
+
+node - "$before" "$after" "$purser" "$project/bench/results/side-by-side-latest.md" <<'EOF'
+const [before, after, purser, out] = process.argv.slice(2);
+const fs = require('node:fs');
+const a = JSON.parse(before);
+const b = JSON.parse(after);
+const mean = (a.rps + b.rps) / 2;
+// A row of bench/intents.ts' table: | name | rate | req/s | p50 | p99 | max | …
+const row = (prefix) => {
+  const line = purser.split('\n').find((l) => l.startsWith(`| ${prefix}`));
+  if (!line) return null;
+  const cells = line.split('|').map((c) => c.trim());
+  return { rps: Number(cells[3].replace(/,/g, '')), p50: Number(cells[4]), p99: Number(cells[5]) };
+};
+const admission = row('POST /v1/intents (admission)');
+const half = row('POST /v1/intents at half its maximum rate');
+const fee = row('POST /v1/feedback');
+if (!admission || !fee) {
+  console.error(purser);
+  console.error('bench/intents.ts did not report its rows');
+  process.exit(1);
+}
+const lines = [
+  '# Side by side with the yardstick (../shared/perfref), one run',
+  '',
+  `- Run: ${new Date().toISOString()}; ${require('node:os').cpus().length} cores; load average ${require('node:os')
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ')}`,
+  '',
+  '| Run | req/s | p50 ms | p99 ms |',
+  '|---|--:|--:|--:|',
+  `| perfref (before) | ${Math.round(a.rps)} | ${a.p50} | ${a.p99} |`,
+  `| POST /v1/intents (admission) | ${Math.round(admission.rps)} | ${admission.p50} | ${admission.p99} |`,
+  ...(half ? [`| POST /v1/intents at half its maximum rate | ${Math.round(half.rps)} | ${half.p50} | ${half.p99} |`] : []),
+  `| POST /v1/feedback, keyed fee path | ${Math.round(fee.rps)} | ${fee.p50} | ${fee.p99} |`,
+  `| perfref (after) | ${Math.round(b.rps)} | ${b.p50} | ${b.p99} |`,
+  '',
+  `ratio admission/perfref: **${(admission.rps / mean).toFixed(2)}** (goal ≥ 0.85)`,
+  `ratio keyed fee path/perfref: **${(fee.rps / mean).toFixed(2)}** (goal ≥ 0.85)`,
+  ...(half ? [`admission p99 at half its maximum rate: ${half.p99} ms (goal ≤ 25 ms)`] : []),
+  '',
+];
+const md = lines.join('\n');
+fs.writeFileSync(out, md);
+console.log(md);
+EOF
