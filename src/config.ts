@@ -757,7 +757,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxRange: int('CHAIN_WATCH_MAX_RANGE', 2_000, 1, 100_000),
       everySeconds: int('CHAIN_WATCH_EVERY_SECONDS', devnetEnabled ? 2 : 5, 1, 3_600),
       runBudgetMs: int('CHAIN_WATCH_RUN_BUDGET_MS', 20_000, 100, 600_000),
-      reconcileEverySeconds: int('CHAIN_RECONCILE_EVERY_SECONDS', devnetEnabled ? 10 : 60, 1, 86_400),
+      reconcileEverySeconds: int('CHAIN_RECONCILE_EVERY_SECONDS', devnetEnabled ? 30 : 60, 1, 86_400),
       faultCrash: !production && bool('PURSER_FAULT_CHAIN_WATCH_CRASH', false),
     },
     pm: {
