@@ -3,7 +3,6 @@
 // and the watcher's dependencies over a database.
 
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createPublicClient, createWalletClient, http, type Abi, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -15,6 +14,7 @@ import type { Db } from '../../src/core/db/database.ts';
 import { anvilBinaryPath } from '../../src/devnet/devnet.ts';
 import type { WatchDeps } from '../../src/modules/chainwatch/index.ts';
 import { buildTokenRegistry } from '../../src/modules/registry/index.ts';
+import { freePort } from './throwaway-postgres.ts';
 import { artifact, loadArtifacts } from '../../devnet/compile.ts';
 
 /** Anvil's default account #0 (the public "test … junk" mnemonic): the deployer on a private anvil. */
@@ -33,17 +33,6 @@ export function watchConfig(overrides: Partial<ChainWatchConfig> = {}): ChainWat
     faultCrash: false,
     ...overrides,
   };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface PrivateAnvil {

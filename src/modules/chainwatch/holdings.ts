@@ -76,18 +76,14 @@ export async function walletHoldings(
     const client = deps.chain.publicClient(id);
     let head: bigint;
     let confirmed: Map<string, bigint>;
-    let latest: Map<string, bigint>;
+    let latest: Map<string, bigint> | null;
     let block: bigint;
     try {
       head = await deps.chain.getBlockNumber(id);
       const depth = BigInt(deps.config.chainWatch.confirmations[id] ?? 0);
       block = head > depth ? head - depth : 0n;
-      [confirmed, latest] = await Promise.all([
-        chainHoldingsAt(client, deps.registry, id, address as Address, block),
-        block === head
-          ? Promise.resolve(null)
-          : chainHoldingsAt(client, deps.registry, id, address as Address, head),
-      ]).then(([c, l]) => [c, l ?? c]);
+      const at = (n: bigint) => chainHoldingsAt(client, deps.registry, id, address as Address, n);
+      [confirmed, latest] = await Promise.all([at(block), block === head ? null : at(head)]);
     } catch (err) {
       throw unavailable(
         `Chain ${id} did not answer the holdings read: ${(err as Error).message.split('\n')[0]}`,
@@ -111,7 +107,7 @@ export async function walletHoldings(
           decimals: meta.decimals,
           ledger: (books.get(asset) ?? 0n).toString(),
           chain: onChain.toString(),
-          unconfirmed: ((latest.get(asset) ?? onChain) - onChain).toString(),
+          unconfirmed: ((latest?.get(asset) ?? onChain) - onChain).toString(),
         };
       }),
     });

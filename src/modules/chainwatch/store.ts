@@ -390,38 +390,45 @@ export async function duePending(
   }));
 }
 
+/** The keys of transfer rows as parallel arrays, for one statement over all of them. */
+function keyArrays(keys: { txHash: string; logIndex: number; wallet: string }[]) {
+  return {
+    hashes: keys.map((k) => k.txHash),
+    logs: keys.map((k) => k.logIndex),
+    wallets: keys.map((k) => k.wallet),
+  };
+}
+
+/** Sets the state (and group) of transfer rows: one statement. */
 export async function markTransfers(
   tx: DbExecutor,
   chainId: number,
   keys: { txHash: string; logIndex: number; wallet: string; groupId: string | null }[],
   state: TransferState,
 ): Promise<void> {
-  for (const k of keys) {
-    await tx
-      .updateTable('chain_watch_transfers')
-      .set({ state, group_id: k.groupId })
-      .where('chain_id', '=', chainId)
-      .where('tx_hash', '=', k.txHash)
-      .where('log_index', '=', k.logIndex)
-      .where('wallet', '=', k.wallet)
-      .execute();
-  }
+  if (keys.length === 0) return;
+  const { hashes, logs, wallets } = keyArrays(keys);
+  await sql`
+    UPDATE chain_watch_transfers t SET state = ${state}, group_id = k.group_id
+    FROM unnest(${hashes}::text[], ${logs}::int[], ${wallets}::text[], ${keys.map((k) => k.groupId)}::text[])
+      AS k(tx_hash, log_index, wallet, group_id)
+    WHERE t.chain_id = ${chainId} AND t.tx_hash = k.tx_hash AND t.log_index = k.log_index
+      AND t.wallet = k.wallet`.execute(tx);
 }
 
+/** Deletes transfer rows: one statement. */
 export async function deleteTransfers(
   tx: DbExecutor,
   chainId: number,
   keys: { txHash: string; logIndex: number; wallet: string }[],
 ): Promise<void> {
-  for (const k of keys) {
-    await tx
-      .deleteFrom('chain_watch_transfers')
-      .where('chain_id', '=', chainId)
-      .where('tx_hash', '=', k.txHash)
-      .where('log_index', '=', k.logIndex)
-      .where('wallet', '=', k.wallet)
-      .execute();
-  }
+  if (keys.length === 0) return;
+  const { hashes, logs, wallets } = keyArrays(keys);
+  await sql`
+    DELETE FROM chain_watch_transfers t
+    USING unnest(${hashes}::text[], ${logs}::int[], ${wallets}::text[]) AS k(tx_hash, log_index, wallet)
+    WHERE t.chain_id = ${chainId} AND t.tx_hash = k.tx_hash AND t.log_index = k.log_index
+      AND t.wallet = k.wallet`.execute(tx);
 }
 
 /** The transfers recorded in blocks from `from` on that a reorganization may have dropped. */

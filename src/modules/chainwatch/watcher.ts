@@ -362,10 +362,10 @@ async function rollBack(run: Run, from: bigint): Promise<void> {
 // Openings
 
 /** The native coin a wallet holds: its balance and, for a smart account, its EntryPoint deposit. */
-async function nativeHoldings(run: Run, wallet: Address, blockNumber: bigint): Promise<bigint> {
+async function nativeHoldings(client: ChainClient, wallet: Address, blockNumber: bigint): Promise<bigint> {
   const [balance, deposit] = await Promise.all([
-    run.client.getBalance({ address: wallet, blockNumber }),
-    run.client
+    client.getBalance({ address: wallet, blockNumber }),
+    client
       .readContract({
         address: ENTRY_POINT_V07_ADDRESS,
         abi: entryPointAbi,
@@ -387,9 +387,8 @@ export async function chainHoldingsAt(
   blockNumber: bigint,
 ): Promise<Map<string, bigint>> {
   const tokens = registry.chain(chainId)?.tokens ?? [];
-  const run = { client } as Run;
   const [native, ...balances] = await Promise.all([
-    nativeHoldings(run, wallet, blockNumber),
+    nativeHoldings(client, wallet, blockNumber),
     ...tokens.map((t) =>
       client
         .readContract({
