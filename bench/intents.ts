@@ -11,6 +11,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { testConfig } from '../src/config.ts';
 import { openDatabase } from '../src/core/db/database.ts';
 import { migrate } from '../src/core/db/migrate.ts';
@@ -48,6 +49,8 @@ interface BenchAccount {
   accountId: string;
   token: string;
   wallet: string;
+  /** One intent of the account's, once admissions have run: what the read fetches. */
+  intentId?: string;
 }
 
 interface Row {
@@ -60,6 +63,8 @@ interface Row {
   requests: number;
   non2xx: number;
   errors: number;
+  /** Bytes of write-ahead log per row the run added (admissions, feature requests), when measured. */
+  walPerRow?: number | null;
 }
 
 async function seed(config: ReturnType<typeof testConfig>): Promise<BenchAccount[]> {
@@ -102,14 +107,32 @@ async function publishPolicies(service: ServiceProcess, accounts: BenchAccount[]
   }
 }
 
-/** What the load posts: a route and each account's body. */
+/** One intent per account, admitted through the route: what the read load fetches. */
+async function admitOneEach(service: ServiceProcess, accounts: BenchAccount[]): Promise<void> {
+  for (const a of accounts) {
+    const res = await http(`${service.url}/v1/intents`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${a.token}`,
+        'idempotency-key': `bench-${RUN_ID}-one-${a.accountId}`,
+      },
+      body: JSON.parse(INTENT.body!(a)) as unknown,
+    });
+    if (res.status !== 201) throw new Error(`POST /v1/intents answered ${res.status}: ${res.text}`);
+    a.intentId = (JSON.parse(res.text) as { id: string }).id;
+  }
+}
+
+/** What the load sends: each account's path, the method and, for a write, each account's body. */
 interface Target {
-  path: string;
-  body: (a: BenchAccount) => string;
+  path: (a: BenchAccount) => string;
+  method: 'POST' | 'GET';
+  body: ((a: BenchAccount) => string) | null;
 }
 
 const INTENT: Target = {
-  path: '/v1/intents',
+  path: () => '/v1/intents',
+  method: 'POST',
   body: (a) =>
     JSON.stringify({
       wallet: a.wallet,
@@ -120,13 +143,22 @@ const INTENT: Target = {
     }),
 };
 const FEEDBACK: Target = {
-  path: '/v1/feedback',
+  path: () => '/v1/feedback',
+  method: 'POST',
   body: () =>
     JSON.stringify({
       title: 'Benchmark feature request',
       body: 'A request body long enough to pass validation, sent by the benchmark.',
     }),
 };
+/** The authenticated read: each account's own intent, by id (read after the admissions). */
+const READ_INTENT: Target = {
+  path: (a) => `/v1/intents/${a.intentId ?? 'none'}`,
+  method: 'GET',
+  body: null,
+};
+/** Fastify's hello-world, the read's floor. */
+const HELLO: Target = { path: () => '/', method: 'GET', body: null };
 
 let keySeq = 0;
 
@@ -141,22 +173,25 @@ async function load(
 ): Promise<Row> {
   // One request first: a server that refuses is reported with its answer, not loaded.
   const a0 = accounts[0]!;
-  const first = await http(`${url}${target.path}`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${a0.token}`,
-      'idempotency-key': `bench-${RUN_ID}-${(keySeq += 1)}`,
-      'x-account': a0.accountId,
-    },
-    body: JSON.parse(target.body(a0)) as unknown,
+  const headers = (a: BenchAccount): Record<string, string> => ({
+    authorization: `Bearer ${a.token}`,
+    ...(target.method === 'POST' ? { 'idempotency-key': `bench-${RUN_ID}-${(keySeq += 1)}` } : {}),
+    // The reference needs the account for the fee's fingerprint; the service ignores it.
+    'x-account': a.accountId,
   });
-  if (first.status !== 201)
+  const first = await http(`${url}${target.path(a0)}`, {
+    method: target.method,
+    headers: headers(a0),
+    ...(target.body ? { body: JSON.parse(target.body(a0)) as unknown } : {}),
+  });
+  const expected = target.method === 'POST' ? 201 : 200;
+  if (first.status !== expected)
     throw new Error(`${name}: the first request answered ${first.status}: ${first.text}`);
   let turn = 0;
   const result: Result = await autocannon({
-    url: `${url}${target.path}`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    url: `${url}${target.path(a0)}`,
+    method: target.method,
+    headers: target.body ? { 'content-type': 'application/json' } : {},
     connections,
     duration: DURATION_S,
     timeout: 10,
@@ -164,17 +199,12 @@ async function load(
     ...(rate === 'max' ? { warmup: { connections, duration: WARMUP_S } } : { overallRate: rate }),
     requests: [
       {
-        setupRequest: (req: { headers?: Record<string, string>; body?: string }) => {
+        setupRequest: (req: { headers?: Record<string, string>; body?: string; path?: string }) => {
           turn = (turn + 1) % accounts.length;
           const a = accounts[turn]!;
-          req.headers = {
-            ...req.headers,
-            authorization: `Bearer ${a.token}`,
-            'idempotency-key': `bench-${RUN_ID}-${(keySeq += 1)}`,
-            // The reference needs the account for the fee's fingerprint; the service ignores it.
-            'x-account': a.accountId,
-          };
-          req.body = target.body(a);
+          req.path = target.path(a);
+          req.headers = { ...req.headers, ...headers(a) };
+          if (target.body) req.body = target.body(a);
           return req;
         },
       },
@@ -194,16 +224,20 @@ async function load(
 }
 
 /** The reference server as a child process; resolves with its URL once it listens. */
-async function startReference(env: Record<string, string>, poolSize: number) {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/reference-admission.ts'], {
+function startReference(env: Record<string, string>, poolSize: number) {
+  return startChildServer('bench/reference-admission.ts', {
+    ...env,
+    POOL_SIZE: String(poolSize),
+    INTENT_FEE_MICRO: String(testConfig().fees.conversionIntentMicro),
+    FEEDBACK_FEE_MICRO: String(testConfig().fees.feedbackMicro),
+  });
+}
+
+/** A bench server script as a child process; resolves with its URL once it prints `listening <port>`. */
+async function startChildServer(script: string, env: Record<string, string> = {}) {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      ...env,
-      POOL_SIZE: String(poolSize),
-      INTENT_FEE_MICRO: String(testConfig().fees.conversionIntentMicro),
-      FEEDBACK_FEE_MICRO: String(testConfig().fees.feedbackMicro),
-    },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {
@@ -212,7 +246,7 @@ async function startReference(env: Record<string, string>, poolSize: number) {
       const m = /^listening (\d+)$/.exec(line);
       if (m) resolve(Number(m[1]));
     });
-    child.once('exit', (code) => reject(new Error(`the reference server exited (${code})`)));
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
   });
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
 }
@@ -225,6 +259,7 @@ async function main(): Promise<number> {
   const database = await prepareBenchDatabase('intents');
   let service: ServiceProcess | null = null;
   let reference: Awaited<ReturnType<typeof startReference>> | null = null;
+  let hello: Awaited<ReturnType<typeof startChildServer>> | null = null;
   try {
     const accounts = await seed(database.config);
     const poolSize = database.config.databasePoolSize;
@@ -249,25 +284,67 @@ async function main(): Promise<number> {
 
     const ref = reference;
     const svc = service;
-    // Service and reference alternate, REPEAT pairs at the maximum rate, so drift of the shared
-    // machine hits both alike; the median pair (by ratio) is reported, every pair listed.
-    const compare = async (label: string, target: Target) => {
+    // The write-ahead log a run writes per row it adds to `table` (its admissions or feature
+    // requests), everything those requests set off included: the database's share of the work.
+    const probe = new pg.Client({ connectionString: database.env['DATABASE_URL'] });
+    await probe.connect();
+    const walPerRow = async (table: string, run: () => Promise<Row>): Promise<Row> => {
+      const at = async () =>
+        (
+          await probe.query<{ lsn: string; n: string }>(
+            `SELECT pg_current_wal_lsn()::text AS lsn, (SELECT count(*) FROM ${table})::text AS n`,
+          )
+        ).rows[0]!;
+      const before = await at();
+      const row = await run();
+      const after = await at();
+      const { rows } = await probe.query<{ bytes: string }>(
+        'SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS bytes',
+        [after.lsn, before.lsn],
+      );
+      const added = Number(after.n) - Number(before.n);
+      return { ...row, walPerRow: added > 0 ? Math.round(Number(rows[0]!.bytes) / added) : null };
+    };
+    interface Side {
+      label: string;
+      url: string;
+      target: Target;
+    }
+    // Two servers alternate, REPEAT pairs at the maximum rate, so drift of the shared machine hits
+    // both alike; the median pair (by ratio) is reported, every pair listed.
+    const compare = async (first: Side, second: Side, table: string | null) => {
       const pairs: { service: Row; reference: Row; ratio: number }[] = [];
+      const run = (side: Side) => {
+        const go = () => load(side.label, side.url, side.target, accounts, 'max');
+        return table ? walPerRow(table, go) : go();
+      };
       for (let i = 0; i < REPEAT; i += 1) {
-        const s = await load(`${label}`, svc.url, target, accounts, 'max');
-        const r = await load(
-          `reference for ${target.path}: one SQL function call`,
-          ref.url,
-          target,
-          accounts,
-          'max',
-        );
+        const s = await run(first);
+        const r = await run(second);
         pairs.push({ service: s, reference: r, ratio: s.rps / r.rps });
       }
       const median = [...pairs].sort((a, b) => a.ratio - b.ratio)[Math.floor((pairs.length - 1) / 2)]!;
       return { pairs, median };
     };
-    const intents = await compare('POST /v1/intents (admission), a new Idempotency-Key each', INTENT);
+    // The authenticated read first, while no backlog of admitted intents keeps the workers busy:
+    // each account fetching one of its own intents, against Fastify's hello-world in the same run.
+    await admitOneEach(svc, accounts);
+    hello = await startChildServer('bench/hello-fastify.ts');
+    const reads = await compare(
+      { label: 'GET /v1/intents/{id}, authenticated read', url: svc.url, target: READ_INTENT },
+      { label: "Fastify's hello-world (GET /, no auth, no database)", url: hello.url, target: HELLO },
+      null,
+    );
+    const referenceSide = (target: Target): Side => ({
+      label: `reference for ${target.path(accounts[0]!)}: one SQL function call`,
+      url: ref.url,
+      target,
+    });
+    const intents = await compare(
+      { label: 'POST /v1/intents (admission), a new Idempotency-Key each', url: svc.url, target: INTENT },
+      referenceSide(INTENT),
+      'intents',
+    );
     const half = Math.max(1, Math.round(intents.median.service.rps / 2));
     const halfRows = [
       await load('POST /v1/intents at half its maximum rate', svc.url, INTENT, accounts, half),
@@ -283,9 +360,15 @@ async function main(): Promise<number> {
       await load('reference for /v1/intents, one connection', ref.url, INTENT, accounts, 'max', 1),
     ];
     const feedback = await compare(
-      'POST /v1/feedback (1 USD prepaid fee), a new Idempotency-Key each',
-      FEEDBACK,
+      {
+        label: 'POST /v1/feedback (1 USD prepaid fee), a new Idempotency-Key each',
+        url: svc.url,
+        target: FEEDBACK,
+      },
+      referenceSide(FEEDBACK),
+      'feature_requests',
     );
+    await probe.end();
     const others = (c: typeof intents) =>
       c.pairs.filter((p) => p !== c.median).flatMap((p) => [p.service, p.reference]);
     const rows: Row[] = [
@@ -294,8 +377,11 @@ async function main(): Promise<number> {
       ...halfRows,
       feedback.median.service,
       feedback.median.reference,
+      reads.median.service,
+      reads.median.reference,
       ...others(intents),
       ...others(feedback),
+      ...others(reads),
     ];
 
     const exit = svc.exitStatus();
@@ -328,6 +414,7 @@ async function main(): Promise<number> {
       await handle.close();
     }
 
+    const walOf = (r: Row) => (r.walPerRow == null ? 'unmeasured' : fmt(r.walPerRow));
     const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
     const ratios = (c: typeof intents) =>
       `**${c.median.ratio.toFixed(2)}**, the median of ${REPEAT} alternating pairs (all: ${c.pairs
@@ -342,11 +429,11 @@ async function main(): Promise<number> {
       `- Database: ${database.description}; pool of ${poolSize} in the service and in the reference`,
       `- Load: ${CONNECTIONS} connections, ${DURATION_S} s after a ${WARMUP_S} s warm-up (maximum rate); ${ACCOUNTS} accounts round-robin, a new Idempotency-Key on every request`,
       '',
-      '| Run | rate | req/s | p50 ms | p99 ms | max ms | requests | non-2xx | errors |',
-      '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+      '| Run | rate | req/s | p50 ms | p99 ms | max ms | requests | non-2xx | errors | WAL bytes per row |',
+      '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
       ...rows.map(
         (r) =>
-          `| ${r.name} | ${r.rate === 'max' ? 'max' : `${fmt(r.rate)}/s`} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.max} | ${fmt(r.requests)} | ${r.non2xx} | ${r.errors} |`,
+          `| ${r.name} | ${r.rate === 'max' ? 'max' : `${fmt(r.rate)}/s`} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.max} | ${fmt(r.requests)} | ${r.non2xx} | ${r.errors} | ${r.walPerRow == null ? '' : fmt(r.walPerRow)} |`,
       ),
       '',
       `Intent admission / reference: ${ratios(intents)}; goal ≥ 0.85. p99 at half the maximum rate: ` +
@@ -354,6 +441,13 @@ async function main(): Promise<number> {
         `p50 ${halfRows[2]!.p50} ms, p99 ${halfRows[2]!.p99} ms (the reference's: ${halfRows[3]!.p50} and ${halfRows[3]!.p99} ms).`,
       '',
       `Keyed fee path / reference: ${ratios(feedback)}.`,
+      '',
+      `Authenticated read (GET /v1/intents/{id}) / Fastify's hello-world: ${ratios(reads)}.`,
+      '',
+      `Write-ahead log per admission: ${walOf(intents.median.service)} bytes by the service, ` +
+        `${walOf(intents.median.reference)} by the reference; per feature request ` +
+        `${walOf(feedback.median.service)} and ${walOf(feedback.median.reference)} (what each admitted row set off, ` +
+        'workers included, while its run lasted).',
       '',
       'The first rows are the median pairs; the last rows the other pairs.',
       '',
@@ -373,6 +467,7 @@ async function main(): Promise<number> {
           rows,
           intents: { ratio: intents.median.ratio, ratios: intents.pairs.map((p) => p.ratio) },
           feedback: { ratio: feedback.median.ratio, ratios: feedback.pairs.map((p) => p.ratio) },
+          reads: { ratio: reads.median.ratio, ratios: reads.pairs.map((p) => p.ratio) },
           books,
           problems,
         },
@@ -383,6 +478,7 @@ async function main(): Promise<number> {
     return problems.length > 0 ? 1 : 0;
   } finally {
     reference?.stop();
+    hello?.stop();
     await service?.stop('SIGTERM').catch(() => undefined);
     await database.drop().catch(() => undefined);
   }

@@ -38,18 +38,30 @@ psql_ -c "DROP DATABASE IF EXISTS perfref" -c "CREATE DATABASE perfref"
 psql_ -d perfref -f "$run_dir/schema.sql"
 psql_ -d perfref -f "$run_dir/fn.sql"
 
-# One yardstick run: its server, its own load generator (as its README runs them), the JSON line.
+# The yardstick's write-ahead log position and admitted intents, to report its WAL per admission.
+wal_mark() {
+  psql -h 127.0.0.1 -U postgres -d perfref -Atc "SELECT pg_current_wal_lsn() || ' ' || (SELECT count(*) FROM intents)"
+}
+
+# One yardstick run: its server, its own load generator (as its README runs them), the JSON line
+# with the WAL bytes per admission added.
 yardstick_run() {
   (cd "$run_dir" && PORT=$port POOL=10 node app.js >/dev/null 2>&1) &
   server=$!
   sleep 1.5
-  local line
+  local line start end
+  start=$(wal_mark)
   line=$(cd "$run_dir" && PORT=$port EP=v2 C=50 D=$seconds AGENTS=200 node load.js | tail -1)
+  end=$(wal_mark)
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   server=""
   sleep 0.5
-  echo "$line"
+  local wal
+  wal=$(psql -h 127.0.0.1 -U postgres -d perfref -Atc \
+    "SELECT round(pg_wal_lsn_diff('${end% *}', '${start% *}') / greatest(${end#* } - ${start#* }, 1))")
+  node -e 'const l = JSON.parse(process.argv[1]); l.walPerRow = Number(process.argv[2]); console.log(JSON.stringify(l))' \
+    "$line" "$wal"
 }
 
 before=$(yardstick_run)
@@ -63,16 +75,20 @@ const fs = require('node:fs');
 const a = JSON.parse(before);
 const b = JSON.parse(after);
 const mean = (a.rps + b.rps) / 2;
-// A row of bench/intents.ts' table: | name | rate | req/s | p50 | p99 | max | …
+// A row of bench/intents.ts' table: | name | rate | req/s | p50 | p99 | max | requests | non-2xx | errors | WAL |
 const row = (prefix) => {
   const line = purser.split('\n').find((l) => l.startsWith(`| ${prefix}`));
   if (!line) return null;
   const cells = line.split('|').map((c) => c.trim());
-  return { rps: Number(cells[3].replace(/,/g, '')), p50: Number(cells[4]), p99: Number(cells[5]) };
+  const n = (c) => Number(c.replace(/,/g, ''));
+  return { rps: n(cells[3]), p50: n(cells[4]), p99: n(cells[5]), wal: cells[10] ? n(cells[10]) : null };
 };
 const admission = row('POST /v1/intents (admission)');
+const ownReference = row('reference for /v1/intents: one SQL');
 const half = row('POST /v1/intents at half its maximum rate');
 const fee = row('POST /v1/feedback');
+const read = row('GET /v1/intents/{id}');
+const hello = row("Fastify's hello-world");
 if (!admission || !fee) {
   console.error(purser);
   console.error('bench/intents.ts did not report its rows');
@@ -86,17 +102,26 @@ const lines = [
     .map((l) => l.toFixed(2))
     .join(' / ')}`,
   '',
-  '| Run | req/s | p50 ms | p99 ms |',
-  '|---|--:|--:|--:|',
-  `| perfref (before) | ${Math.round(a.rps)} | ${a.p50} | ${a.p99} |`,
-  `| POST /v1/intents (admission) | ${Math.round(admission.rps)} | ${admission.p50} | ${admission.p99} |`,
-  ...(half ? [`| POST /v1/intents at half its maximum rate | ${Math.round(half.rps)} | ${half.p50} | ${half.p99} |`] : []),
-  `| POST /v1/feedback, keyed fee path | ${Math.round(fee.rps)} | ${fee.p50} | ${fee.p99} |`,
-  `| perfref (after) | ${Math.round(b.rps)} | ${b.p50} | ${b.p99} |`,
+  '| Run | req/s | p50 ms | p99 ms | WAL bytes per admission |',
+  '|---|--:|--:|--:|--:|',
+  `| perfref (before) | ${Math.round(a.rps)} | ${a.p50} | ${a.p99} | ${a.walPerRow ?? ''} |`,
+  `| POST /v1/intents (admission) | ${Math.round(admission.rps)} | ${admission.p50} | ${admission.p99} | ${admission.wal ?? ''} |`,
+  ...(ownReference
+    ? [`| Purser's writes in one SQL call (bench/reference-admission.ts) | ${Math.round(ownReference.rps)} | ${ownReference.p50} | ${ownReference.p99} | ${ownReference.wal ?? ''} |`]
+    : []),
+  ...(half ? [`| POST /v1/intents at half its maximum rate | ${Math.round(half.rps)} | ${half.p50} | ${half.p99} | |`] : []),
+  `| POST /v1/feedback, keyed fee path | ${Math.round(fee.rps)} | ${fee.p50} | ${fee.p99} | |`,
+  ...(read ? [`| GET /v1/intents/{id}, authenticated read | ${Math.round(read.rps)} | ${read.p50} | ${read.p99} | |`] : []),
+  ...(hello ? [`| Fastify's hello-world | ${Math.round(hello.rps)} | ${hello.p50} | ${hello.p99} | |`] : []),
+  `| perfref (after) | ${Math.round(b.rps)} | ${b.p50} | ${b.p99} | ${b.walPerRow ?? ''} |`,
   '',
   `ratio admission/perfref: **${(admission.rps / mean).toFixed(2)}** (goal ≥ 0.85)`,
   `ratio keyed fee path/perfref: **${(fee.rps / mean).toFixed(2)}** (goal ≥ 0.85)`,
   ...(half ? [`admission p99 at half its maximum rate: ${half.p99} ms (goal ≤ 25 ms)`] : []),
+  ...(ownReference
+    ? [`ceiling: Purser's admission writes in one SQL call / perfref: ${(ownReference.rps / mean).toFixed(2)}; the admission / that call: ${(admission.rps / ownReference.rps).toFixed(2)}`]
+    : []),
+  ...(read && hello ? [`authenticated read / Fastify's hello-world: ${(read.rps / hello.rps).toFixed(2)}`] : []),
   '',
 ];
 const md = lines.join('\n');

@@ -6,6 +6,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { Config } from '../../config.ts';
 import type { Database } from './schema.ts';
 import { isAlive } from '../process.ts';
+import { prepareStatementsOn } from './prepared.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -75,7 +76,10 @@ export function openPostgres(
   // (inside a transaction, or between acquire and query) that hears "terminating connection"
   // emits 'error' with no listener, and that crashes the process. The holder learns of it from
   // its next statement (a connection error, so 503) and the pool drops the client on release.
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    prepareStatementsOn(client);
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const listeners = new Set<() => Promise<void>>();
   return {
