@@ -198,7 +198,9 @@ async function nonceUsed(deps: SliceDeps, slice: SliceRecord): Promise<boolean> 
 /** The operation's UserOperationEvent on chain, or `dropped` when another operation took its nonce. */
 async function fromEvent(deps: SliceDeps, slice: SliceRecord): Promise<SliceOutcome> {
   const client = deps.chain.publicClient(slice.chainId);
-  const head = await client.getBlockNumber();
+  // The head now, not viem's cached one: the block that used the nonce may be newer than a head
+  // read seconds ago, and a search that stops short of it would call a landed slice dropped.
+  const head = await client.getBlockNumber({ cacheTime: 0 });
   const logs = await client.getContractEvents({
     address: entryPoint07Address,
     abi: entryPoint07Abi,
