@@ -53,7 +53,7 @@ yardstick_run() {
   sleep 1.5
   local line start end
   start=$(wal_mark)
-  line=$(cd "$run_dir" && PORT=$port EP=v2 C=50 D=$seconds AGENTS=200 ${rate:+RATE=$rate} node load.js | tail -1)
+  line=$(cd "$run_dir" && env PORT=$port EP=v2 C=50 D=$seconds AGENTS=200 ${rate:+RATE=$rate} node load.js | tail -1)
   end=$(wal_mark)
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
