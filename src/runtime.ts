@@ -15,6 +15,7 @@ import type { Config } from './config.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { isDatabaseUnavailable, openDatabase, type DatabaseHandle } from './core/db/database.ts';
 import { migrate } from './core/db/migrate.ts';
+import { ApiPortInUseError, busyPorts } from './core/ports.ts';
 import { createWorker } from './core/jobs/index.ts';
 import type { AppDeps } from './deps.ts';
 import {
@@ -121,6 +122,10 @@ export async function startService(
       }
     })());
   try {
+    // A held PORT is said now, not after the migrations and the devnet have started.
+    if (options.api && config.port > 0 && (await busyPorts([config.port], config.host)).length > 0) {
+      throw new ApiPortInUseError(config.port, config.host);
+    }
     const handle = await openAndMigrate(config, log);
     stops.push(() => handle.close());
 
@@ -264,7 +269,12 @@ export async function startService(
         running.fastify.server.closeAllConnections();
         await within(closed, 1_000);
       });
-      await running.fastify.listen({ host: config.host, port: config.port });
+      // Taken since the check above: the same message.
+      await running.fastify.listen({ host: config.host, port: config.port }).catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE')
+          throw new ApiPortInUseError(config.port, config.host);
+        throw err;
+      });
       const address = running.fastify.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;

@@ -83,6 +83,32 @@ describe('a busy devnet port', () => {
   }, 180_000);
 });
 
+describe('a busy API port', () => {
+  it('`purser serve` says so before it migrates or starts a devnet, and exits', async () => {
+    const { server, port } = await holdPort();
+    const dataDir = mkdtempSync(join(tmpdir(), 'purser-api-port-'));
+    try {
+      const { code, output } = await failedStart({
+        PORT: String(port),
+        DEVNET: 'true',
+        DEVNET_CHAINS: String(CHAIN),
+        DEVNET_BASE_PORT: '0',
+        PURSER_DATA_DIR: dataDir,
+        LOG_LEVEL: 'info',
+      });
+      expect(code, output).not.toBe(0);
+      expect(output).toContain(`Port ${port} on 127.0.0.1 is already in use`);
+      expect(output).toContain('Set PORT to another port, or PORT=0 to pick a free one');
+      expect(output).not.toMatch(/^\s+at /m); // no stack frames
+      // Nothing was started first: no migration, no devnet chain.
+      expect(output).not.toMatch(/migrations applied|devnet chain/);
+    } finally {
+      server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
 describe('restarts keep the ledger and the devnet together', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'purser-restart-'));
   const running: ServiceProcess[] = [];

@@ -34,6 +34,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { artifact, DEVNET_DIR, loadArtifacts, type Artifacts } from '../../devnet/compile.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
+import { busyPorts } from '../core/ports.ts';
 import { isAlive } from '../core/process.ts';
 import { startDevnetBundler, type DevnetBundler } from './bundler.ts';
 import { startAggregatorFakes, type FakeChain } from './fakes/index.ts';
@@ -449,21 +450,6 @@ async function freePorts(count: number, host: string): Promise<number[]> {
   } finally {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   }
-}
-
-/** The ports among `ports` that another program holds on `host` (tried by binding each, then let go). */
-async function busyPorts(ports: number[], host: string): Promise<number[]> {
-  const busy: number[] = [];
-  for (const port of ports) {
-    const server = createServer();
-    const inUse = await new Promise<boolean>((resolve) => {
-      server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'));
-      server.listen({ port, host, exclusive: true }, () => resolve(false));
-    });
-    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
-    if (inUse) busy.push(port);
-  }
-  return busy;
 }
 
 /** Where chain `chainId` keeps its state when the devnet has a state directory. */
