@@ -2,7 +2,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.purser/**', 'bench/results/**', 'devnet/build/**', 'scratch/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      '.purser/**',
+      'bench/results/**',
+      'devnet/build/**',
+      'scratch/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -29,5 +38,10 @@ export default tseslint.config(
       'examples/**',
     ],
     rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    // The package's plain JavaScript entry points run on Node.
+    files: ['bin/**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', performance: 'readonly' } },
   },
 );

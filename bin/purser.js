@@ -1,6 +1,13 @@
 #!/usr/bin/env node
-// The package bin: runs the TypeScript entry point through tsx's loader.
-import { register } from 'tsx/esm/api';
+// The package bin. Runs the compiled service (dist/, `node bin/build.js`) when it is up to date
+// with the sources; otherwise the TypeScript sources through tsx's loader, as in development.
+import { pathToFileURL } from 'node:url';
+import { buildIsStale, DIST_ENTRY } from './build.js';
 
-register();
-await import('../src/main.ts');
+if (!buildIsStale()) {
+  await import(pathToFileURL(DIST_ENTRY).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/main.ts');
+}

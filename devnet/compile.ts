@@ -7,11 +7,12 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Abi, Hex } from 'viem';
+import { projectPath } from '../src/core/paths.ts';
 
-export const DEVNET_DIR = dirname(fileURLToPath(import.meta.url));
+export const DEVNET_DIR = projectPath('devnet');
 const DEFAULT_BUILD_DIR = join(DEVNET_DIR, 'build');
 
 const require = createRequire(import.meta.url);

@@ -104,6 +104,11 @@ function announce(service: RunningService, command: string): void {
     console.log(`Purser ${command} is running.`);
   }
   console.log(`  Environment:   ${service.deps.config.env}, database: ${service.deps.dbKind}`);
+  console.log(
+    COMPILED
+      ? '  Running:       compiled JavaScript in dist/ (npm run build)'
+      : '  Running:       the TypeScript sources through tsx (npm run build compiles them)',
+  );
   const devnet = service.deps.devnet;
   if (devnet) {
     const chains = Object.values(devnet.chains).map((c) => `${c.chainId} ${c.rpcUrl}`);
@@ -154,6 +159,9 @@ function waitForSignal(service: RunningService, log: ReturnType<typeof createLog
     process.on('SIGINT', onSignal);
   });
 }
+
+/** Whether this is the build in dist/ (bin/build.js) rather than the sources run through tsx. */
+const COMPILED = import.meta.url.endsWith('.js');
 
 /** How far past its budget a stop may run before the process exits regardless. */
 const HARD_STOP_MARGIN_MS = 3_000;

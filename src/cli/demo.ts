@@ -4,12 +4,12 @@
 // demo. The agent is examples/agent.ts, run as written; the exit status is non-zero when a step fails.
 
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../config.ts';
 import { createLogger } from '../core/log.ts';
 import { startService, type RunningService } from '../runtime.ts';
+import { PROJECT_ROOT } from '../core/paths.ts';
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const REPO_ROOT = PROJECT_ROOT;
 
 async function answers(url: string): Promise<boolean> {
   try {

@@ -7,8 +7,10 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { API_DESCRIPTION, API_TITLE, API_VERSION } from '../api-info.ts';
 import { buildOpenApiDocument } from '../core/http/openapi.ts';
 import { routeTable } from '../routes.ts';
+import { pathToFileURL } from 'node:url';
+import { projectPath } from '../core/paths.ts';
 
-export const SDK_DIR = new URL('../../packages/sdk/', import.meta.url);
+export const SDK_DIR = pathToFileURL(projectPath('packages/sdk/'));
 
 export interface SdkSchema {
   /** packages/sdk/openapi.json */

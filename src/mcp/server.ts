@@ -23,6 +23,8 @@ import { errorBody } from '../core/http/error-renderer.ts';
 import { createAjv } from '../core/http/validation.ts';
 import { newId } from '../core/ids.ts';
 import { requestOf, toolAllowed, type HttpRequest, type McpTool, type ToolCredential } from './tools.ts';
+import { pathToFileURL } from 'node:url';
+import { projectPath } from '../core/paths.ts';
 
 export interface HttpAnswer {
   status: number;
@@ -42,8 +44,8 @@ export interface McpServerOptions {
   publicUrl: string;
 }
 
-const DOCS_DIR = new URL('../../docs/', import.meta.url);
-const README = new URL('../../README.md', import.meta.url);
+const DOCS_DIR = pathToFileURL(projectPath('docs/'));
+const README = pathToFileURL(projectPath('README.md'));
 
 interface Resource {
   uri: string;

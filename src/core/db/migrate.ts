@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
+import { projectPath } from '../paths.ts';
 
 export interface Migration {
   version: number;
@@ -11,7 +11,7 @@ export interface Migration {
   checksum: string;
 }
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const MIGRATIONS_DIR = projectPath('src/core/db/migrations');
 
 /** The numbered SQL files of `migrations/`, in order. Forward-only: an applied file never changes. */
 export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {

@@ -10,11 +10,13 @@ import type { Deadline } from '../../core/http/deadline.ts';
 import { normalizeListedAddress, sdnListProvider, SDN_LIST, type ScreeningProvider } from './provider.ts';
 import { parseSdnXml, SdnFormatError, type SdnDocument, type XmlSource } from './sdn-xml.ts';
 import { getList, lockList, replaceList, type ListedAddress } from './store.ts';
+import { pathToFileURL } from 'node:url';
+import { projectPath } from '../../core/paths.ts';
 
 export type ScreeningLogger = Pick<FastifyBaseLogger, 'info' | 'warn'>;
 
 /** The bundled sample list that a development database starts with. */
-export const SDN_FIXTURE_URL = new URL('./fixtures/sdn-sample.xml', import.meta.url);
+export const SDN_FIXTURE_URL = pathToFileURL(projectPath('src/modules/screening/fixtures/sdn-sample.xml'));
 const FIXTURE_SOURCE = 'fixture:sdn-sample.xml';
 
 export interface ScreeningResult {

@@ -1,0 +1,61 @@
+// `npm start`'s production path: the service compiled to dist/ by bin/build.js and started by
+// bin/purser.js, as a user's `npm start` runs it, reading its migrations, docs and fixtures from
+// the project (not from beside the compiled modules).
+
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildIsStale } from '../bin/build.js';
+import { http, REPO_ROOT, serviceEnv } from './support/service-process.ts';
+
+describe('the compiled service', () => {
+  it('builds when stale, then `purser serve` runs from dist/ and answers', async () => {
+    const built = spawnSync(process.execPath, ['bin/build.js', '--if-stale'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    });
+    expect(built.status, `${built.stdout}${built.stderr}`).toBe(0);
+    expect(buildIsStale()).toBe(false);
+
+    const dataDir = mkdtempSync(join(tmpdir(), 'purser-compiled-'));
+    const child = spawn(process.execPath, ['bin/purser.js', 'serve'], {
+      cwd: REPO_ROOT,
+      env: serviceEnv({ PURSER_DATA_DIR: dataDir }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no listening line:\n${output}`)), 60_000);
+        child.stdout.on('data', () => {
+          const m = /Purser is listening on (http:\/\/\S+)/.exec(output);
+          // The announcement's last line names how it runs.
+          if (m && /Running: .*\n/.test(output)) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
+      });
+      expect(output).toContain('Running:       compiled JavaScript in dist/');
+      // Migrations ran from the project's directory: the database answers.
+      expect((await http(`${url}/readyz`)).status).toBe(200);
+      // The bundled sanctions sample (src/modules/screening/fixtures) was loaded: a listed
+      // address is sanctioned.
+      const screened = await http(`${url}/v1/screenings`, {
+        method: 'POST',
+        body: { address: '0xcbB2f6E7E0aD70BdaB8Fd391a8419D2AE866d342' },
+      });
+      expect(screened.status, screened.text).toBe(200);
+      expect(JSON.parse(screened.text)).toMatchObject({ sanctioned: true });
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
