@@ -4,6 +4,8 @@
 // a tool error carries the API's error body.
 
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -160,13 +162,23 @@ describe('MCP over streamable HTTP (/v1/mcp)', () => {
 });
 
 describe('MCP over stdio (purser mcp)', () => {
-  it('lists and calls the tools of a running Purser with the API key', async () => {
+  it("lists and calls the tools of a running Purser with the API key, started as the README's client configuration says, from another directory", async () => {
+    // The README's configuration, with this checkout's path where it says to put it.
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const block = /```json\n(\{ "mcpServers"[\s\S]*?)```/.exec(readme)?.[1];
+    expect(block, 'the README shows an mcpServers configuration').toBeTruthy();
+    const configured = (
+      JSON.parse(block!.replace('/absolute/path/to/purser', REPO_ROOT)) as {
+        mcpServers: { purser: { command: string; args: string[] } };
+      }
+    ).mcpServers.purser;
+    expect(configured.command).toBe('node');
     const client = new Client({ name: 'purser-test-stdio', version: '1.0.0' });
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: ['--import', 'tsx', 'src/main.ts', 'mcp'],
-        cwd: REPO_ROOT,
+        args: configured.args,
+        cwd: tmpdir(),
         env: { PATH: process.env['PATH'] ?? '', PURSER_URL: service.url, PURSER_API_KEY: keys.write },
         stderr: 'pipe',
       }),
