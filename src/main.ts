@@ -3,7 +3,9 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './core/log.ts';
 import { hasDevOperatorAccess } from './cli/dev-operator.ts';
-import { openAndMigrate, startService, type RunningService } from './runtime.ts';
+// The runtime (the whole service's module graph) is imported only by the commands that run it,
+// so `help`, `ops` and `mcp` start without loading it.
+import type { RunningService } from './runtime.ts';
 
 const USAGE = `Usage: purser <command>
 
@@ -56,6 +58,7 @@ async function main(argv: string[]): Promise<number> {
 
   switch (command) {
     case 'migrate': {
+      const { openAndMigrate } = await import('./runtime.ts');
       const handle = await openAndMigrate(config, log);
       await handle.close();
       console.log('Migrations are up to date.');
@@ -63,6 +66,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'serve':
     case 'worker': {
+      const { startService } = await import('./runtime.ts');
       const service = await startService(config, log, {
         api: command === 'serve',
         workers: command === 'worker' || config.jobs.runWorkers,

@@ -1,191 +1,22 @@
-// `purser ops …`: the operator controls on the command line, against the configured database
-// (the same settings /v1/ops/ changes). Every change is an audit fact by `operator`. A switch
-// changed here reaches the running service processes within two seconds (their cache).
+// `purser ops …`: the operator controls on the command line (the same settings /v1/ops/ changes).
 // When a running server holds the embedded database, the command goes to that server's /v1/ops/
-// instead (development: see dev-operator.ts).
+// (development: see dev-operator.ts); otherwise to the configured database (ops-direct.ts, loaded
+// only then). Every change is an audit fact by `operator`.
 
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { systemClock } from '../core/clock.ts';
-import { withTransaction, type Db } from '../core/db/database.ts';
-import { AppError } from '../core/errors/app-error.ts';
-import { parseUsd } from '../core/money.ts';
-import { findAccountByAddress, findAccountById } from '../modules/account/index.ts';
-import { recordAudit } from '../modules/audit/index.ts';
-import { adjustDrift, listDrifts } from '../modules/chainwatch/index.ts';
-import { registryOf } from '../modules/registry/index.ts';
-import {
-  billingOverview,
-  setAccountPrepaidCap,
-  setMeteringEnforced,
-  setPrepaidCap,
-} from '../modules/billing/index.ts';
-import { FEATURE_REQUEST_STATUSES, type FeatureRequestStatus } from '../modules/feedback/index.ts';
-import { setFeatureRequestStatus } from '../modules/feedback/service.ts';
-import { listSwitches, setSwitch, SWITCH_SCOPES, SWITCH_VENUES } from '../modules/switches/index.ts';
-import { openAndMigrate } from '../runtime.ts';
 import { embeddedDatabaseHolder, readDevOperatorAccess, type DevOperatorAccess } from './dev-operator.ts';
+import {
+  adjustArgs,
+  driftState,
+  FEATURE_REQUEST_STATUSES,
+  OPS_USAGE,
+  SWITCH_SCOPES,
+  usdOrDefault,
+  UsageError,
+} from './ops-args.ts';
 
-export const OPS_USAGE = `Usage: purser ops <command>
-
-  billing                                   show billing settings and platform totals
-  metering on|off|default                   enforce metered fees, or not (default: METERING_ENFORCED)
-  float-cap <USD>|default                   the platform-wide prepaid float cap
-  account-cap-default <USD>|default         the default per-account prepaid cap
-  account-cap <account id|address> <USD>|default   one account's prepaid cap
-  switches                                  every execution switch that is off
-  switch off <scope> [target] "<reason>"    switch execution off, with the reason callers see
-  switch on <scope> [target]                switch execution back on
-  feature-request <id> <status>             set a feature request's status (${FEATURE_REQUEST_STATUSES.join('|')})
-  drifts [open|resolved|all]                differences between books and chain (default: open)
-  adjust <drift id> "<reason>"              book an open drift's difference, with the reason (audited)
-
-  Switch scopes: environment (no target), venue <name>, wallet <0x address>,
-  account <account id|address>. Venues: ${SWITCH_VENUES.join(', ')}.
-  Examples: purser ops switch off venue aerodrome "maintenance"
-            purser ops switch on environment`;
-
-class UsageError extends Error {}
-
-function usdOrDefault(value: string | undefined): bigint | null {
-  if (value === 'default') return null;
-  const micro = value === undefined ? null : parseUsd(value);
-  if (micro === null)
-    throw new UsageError(`expected a USD amount such as 2500 or "default", got ${value ?? 'nothing'}`);
-  return micro;
-}
-
-function driftState(value: string | undefined): 'open' | 'resolved' | 'all' {
-  if (value === undefined) return 'open';
-  if (value === 'open' || value === 'resolved' || value === 'all') return value;
-  throw new UsageError(`drifts takes open, resolved or all, got ${value}`);
-}
-
-/** `adjust <drift id> <reason…>`: the reason is required (it is kept in the ledger and the audit log). */
-function adjustArgs(args: string[]): { id: string; reason: string } {
-  const [, id, ...rest] = args;
-  if (!id || !/^drf_[0-9a-z]{1,64}$/.test(id)) throw new UsageError('adjust needs a drift id (drf_…)');
-  const reason = rest.join(' ').trim();
-  if (reason.length < 3) throw new UsageError('adjust needs a reason (at least 3 characters)');
-  return { id, reason };
-}
-
-async function audit(db: Db, accountId: string | null, action: string, details: Record<string, unknown>) {
-  await recordAudit(db, systemClock, { accountId, actor: 'operator', action, details, network: null });
-}
-
-/** `switch on|off <scope> [target] [reason]`: prints the switch's state. */
-async function runSwitch(db: Db, args: string[]): Promise<void> {
-  const [onOff, scope, ...rest] = args;
-  if (onOff !== 'on' && onOff !== 'off') throw new UsageError('switch takes on or off');
-  if (!scope || !(SWITCH_SCOPES as readonly string[]).includes(scope))
-    throw new UsageError(`switch ${onOff} needs a scope: one of ${SWITCH_SCOPES.join(', ')}`);
-  let target = scope === 'environment' ? undefined : rest.shift();
-  const reason = rest.join(' ').trim() || undefined;
-  if (onOff === 'off' && !reason) throw new UsageError('switching off needs a reason (shown to callers)');
-  if (scope === 'account' && target && /^0x[0-9a-fA-F]{40}$/.test(target)) {
-    const account = await findAccountByAddress(db, target.toLowerCase());
-    if (!account) throw new UsageError(`no account ${target}`);
-    target = account.id;
-  }
-  const state = await withTransaction(db, (tx) =>
-    setSwitch(
-      tx,
-      systemClock,
-      {
-        scope: scope as (typeof SWITCH_SCOPES)[number],
-        target,
-        enabled: onOff === 'on',
-        reason,
-      },
-      null,
-    ),
-  );
-  console.log(JSON.stringify(state, null, 2));
-}
-
-async function runFeatureRequest(db: Db, id: string | undefined, status: string | undefined) {
-  if (!id) throw new UsageError('feature-request needs an id');
-  if (!status || !(FEATURE_REQUEST_STATUSES as readonly string[]).includes(status))
-    throw new UsageError(`feature-request needs a status: one of ${FEATURE_REQUEST_STATUSES.join(', ')}`);
-  const changed = await withTransaction(db, (tx) =>
-    setFeatureRequestStatus(tx, systemClock, id, status as FeatureRequestStatus, null),
-  );
-  console.log(`Feature request ${changed.id}: ${changed.previousStatus} -> ${changed.status}.`);
-}
-
-async function run(db: Db, config: Config, args: string[]): Promise<void> {
-  const [command, a, b] = args;
-  const now = systemClock.now();
-  switch (command) {
-    case 'switches':
-      console.log(JSON.stringify({ switches: await listSwitches(db) }, null, 2));
-      return;
-    case 'switch':
-      return runSwitch(db, args.slice(1));
-    case 'feature-request':
-      return runFeatureRequest(db, a, b);
-    case 'drifts': {
-      const state = driftState(a);
-      console.log(
-        JSON.stringify(
-          await listDrifts(db, { accountId: null, wallet: null, state, limit: 200, cursor: null }),
-          null,
-          2,
-        ),
-      );
-      return;
-    }
-    case 'adjust': {
-      const { id, reason } = adjustArgs(args);
-      const drift = await withTransaction(db, (tx) =>
-        adjustDrift(tx, systemClock, {
-          driftId: id,
-          reason,
-          actor: 'operator',
-          network: null,
-          registry: registryOf({ config }),
-        }),
-      );
-      console.log(JSON.stringify(drift, null, 2));
-      return;
-    }
-    case 'billing':
-      break;
-    case 'metering': {
-      if (a !== 'on' && a !== 'off' && a !== 'default')
-        throw new UsageError('metering takes on, off or default');
-      const enforced = a === 'default' ? null : a === 'on';
-      await setMeteringEnforced(db, enforced, 'operator', now);
-      await audit(db, null, 'ops.billing_settings', { metering_enforced: enforced });
-      break;
-    }
-    case 'float-cap':
-    case 'account-cap-default': {
-      const cap = usdOrDefault(a);
-      await setPrepaidCap(db, command === 'float-cap' ? 'float' : 'account_default', cap, 'operator', now);
-      await audit(db, null, 'ops.billing_settings', { [command]: a });
-      break;
-    }
-    case 'account-cap': {
-      if (!a) throw new UsageError('account-cap needs an account id or address');
-      const account = /^0x[0-9a-fA-F]{40}$/.test(a)
-        ? await findAccountByAddress(db, a.toLowerCase())
-        : await findAccountById(db, a);
-      if (!account) throw new UsageError(`no account ${a}`);
-      const cap = usdOrDefault(b);
-      await setAccountPrepaidCap(db, account.id, cap, 'operator', now);
-      await audit(db, account.id, 'ops.prepaid_cap', { cap_usd: b });
-      console.log(
-        `Account ${account.id}: prepaid cap ${b === 'default' ? 'back to the default' : `${b} USD`}.`,
-      );
-      break;
-    }
-    default:
-      throw new UsageError(command ? `unknown ops command: ${command}` : 'an ops command is needed');
-  }
-  console.log(JSON.stringify(await billingOverview(db, config), null, 2));
-}
+export { OPS_USAGE };
 
 /** Runs one `purser ops` command; exit code 0, or 64 on a usage error. */
 export async function runOps(config: Config, log: Logger, args: string[]): Promise<number> {
@@ -206,26 +37,8 @@ export async function runOps(config: Config, log: Logger, args: string[]): Promi
     }
     return runOpsOverHttp(access, args);
   }
-  const handle = await openAndMigrate(config, log);
-  try {
-    await run(handle.db, config, args);
-    return 0;
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`${err.message}\n\n${OPS_USAGE}`);
-      return 64;
-    }
-    if (
-      err instanceof AppError &&
-      (err.code === 'INVALID_REQUEST' || err.code === 'NOT_FOUND' || err.code === 'CONFLICT')
-    ) {
-      console.error(`${err.message}\n\n${OPS_USAGE}`);
-      return 64;
-    }
-    throw err;
-  } finally {
-    await handle.close();
-  }
+  const { runOpsDirect } = await import('./ops-direct.ts');
+  return runOpsDirect(config, log, args);
 }
 
 // ------------------------------------------------------------------------------ over HTTP
