@@ -77,12 +77,24 @@ async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
+/** Where the database is, for the start's log: never the URL's credentials. */
+function describeDatabase(config: Config): string {
+  if (!config.databaseUrl) return `embedded PGlite in ${config.dataDir}`;
+  try {
+    const url = new URL(config.databaseUrl);
+    return `PostgreSQL at ${url.host}${url.pathname}`;
+  } catch {
+    return 'PostgreSQL (DATABASE_URL)';
+  }
+}
+
 /** Opens the database, applying migrations; waits for a database that is not up yet. */
 export async function openAndMigrate(
   config: Config,
   log: Logger,
   signal?: AbortSignal,
 ): Promise<DatabaseHandle> {
+  log.info(`opening the database: ${describeDatabase(config)}`);
   const handle = await openDatabase(config, {
     onPoolError: (err) =>
       log.warn({ err: { message: err.message } }, 'database connection lost; reconnecting on demand'),
@@ -91,6 +103,7 @@ export async function openAndMigrate(
     try {
       const result = await migrate(handle.db);
       if (result.applied.length > 0) log.info({ applied: result.applied }, 'migrations applied');
+      else log.info('migrations: up to date');
       return handle;
     } catch (err) {
       if (!isDatabaseUnavailable(err) || signal?.aborted || attempt >= 60) {
@@ -320,6 +333,10 @@ async function startPersistentDevnet(
   });
   let running;
   try {
+    devnetLog.info(
+      `devnet: starting chains ${chainIds.join(', ')} and the fakes of the third-party services ` +
+        '(a first start deploys the contracts)',
+    );
     running = await startDevnet({ chainIds, basePort: config.devnet.basePort, stateDir, log: devnetLog });
   } catch (err) {
     // Anvils that did start wrote their state when they were stopped: that is the state to expect.

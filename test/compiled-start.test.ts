@@ -22,7 +22,7 @@ describe('the compiled service', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'purser-compiled-'));
     const child = spawn(process.execPath, ['bin/purser.js', 'serve'], {
       cwd: REPO_ROOT,
-      env: serviceEnv({ PURSER_DATA_DIR: dataDir }),
+      env: serviceEnv({ PURSER_DATA_DIR: dataDir, LOG_LEVEL: 'info' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -42,6 +42,18 @@ describe('the compiled service', () => {
         child.once('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
       });
       expect(output).toContain('Running:       compiled JavaScript in dist/');
+      // Each phase of the start says so as it begins or ends, in order.
+      const phases = [
+        'opening the database: embedded PGlite in',
+        'migrations applied',
+        'Purser is listening on',
+      ];
+      const at = phases.map((p) => output.indexOf(p));
+      expect(
+        at.every((i) => i >= 0),
+        output,
+      ).toBe(true);
+      expect([...at].sort((a, b) => a - b)).toEqual(at);
       // Migrations ran from the project's directory: the database answers.
       expect((await http(`${url}/readyz`)).status).toBe(200);
       // The bundled sanctions sample (src/modules/screening/fixtures) was loaded: a listed
