@@ -45,6 +45,14 @@ export function machineFacts() {
   };
 }
 
+/** The `- Run:` line of a result's Markdown: when, on what CPUs, and the machine's load then. */
+export function runLine(): string {
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ');
+  return `- Run: ${new Date().toISOString()}; ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; load average at start ${load}`;
+}
+
 /** Writes files into bench/results (name → content) and says so. */
 export function writeResults(files: Record<string, string>): void {
   const dir = join(REPO_ROOT, 'bench', 'results');

@@ -7,7 +7,7 @@ import autocannon, { type Result } from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { runLine } from './common.ts';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
@@ -423,9 +423,7 @@ async function main(): Promise<number> {
     const md = [
       '# Admission against one-round-trip references (PostgreSQL)',
       '',
-      `- Run: ${new Date().toISOString()}; ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; load average at start ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' / ')}`,
+      runLine(),
       `- Database: ${database.description}; pool of ${poolSize} in the service and in the reference`,
       `- Load: ${CONNECTIONS} connections, ${DURATION_S} s after a ${WARMUP_S} s warm-up (maximum rate); ${ACCOUNTS} accounts round-robin, a new Idempotency-Key on every request`,
       '',

@@ -6,10 +6,10 @@
 // alone: `npx tsx bench/start.ts`. Goals (issue 39): fresh ≤ 10 s, warm ≤ 3 s, CLI ≤ 1.5 s.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { positiveInt } from './common.ts';
+import { positiveInt, runLine, runMain, writeResults } from './common.ts';
 import { http, REPO_ROOT, serviceEnv } from '../test/support/service-process.ts';
 
 const REPEAT = positiveInt('BENCH_REPEAT', 3);
@@ -105,9 +105,7 @@ async function main(): Promise<number> {
   const md = [
     '# Start times: compiled against the sources through tsx',
     '',
-    `- Run: ${new Date().toISOString()}; ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; load average at start ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' / ')}`,
+    runLine(),
     `- Medians of ${REPEAT} alternating runs, in seconds; embedded PGlite and the devnet (three chains)`,
     '',
     `| | ${WAYS.map((w) => w.name).join(' | ')} | goal |`,
@@ -119,16 +117,8 @@ async function main(): Promise<number> {
     '',
   ].join('\n');
   console.log(md);
-  const dir = join(REPO_ROOT, 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'start-latest.md'), md);
+  writeResults({ 'start-latest.md': md });
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);
