@@ -2,4 +2,4 @@
 export declare const ROOT: string;
 export declare const DIST_ENTRY: string;
 export declare function buildIsStale(): boolean;
-export declare function build(): number;
+export declare function build(lenient?: boolean): number;
