@@ -6,6 +6,7 @@ export default tseslint.config(
     ignores: [
       'node_modules/**',
       'dist/**',
+      'packages/sdk/dist/**',
       '.purser/**',
       'bench/results/**',
       'devnet/build/**',

@@ -34,11 +34,16 @@ function runAgent(
   write: (text: string) => void,
 ): Promise<{ code: number; summary: Summary | null }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/agent.ts'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, PURSER_URL: url, PURSER_VERBOSE: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    // The SDK as its workspace's sources (its package exports them under this condition).
+    const child = spawn(
+      process.execPath,
+      ['--conditions=purser-source', '--import', 'tsx', 'examples/agent.ts'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, PURSER_URL: url, PURSER_VERBOSE: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let last = '';
     let buffered = '';
     child.stdout.on('data', (chunk: Buffer) => {
