@@ -7,7 +7,7 @@ import { FEATURE_REQUEST_STATUSES } from '../modules/feedback/store.ts';
 import { SWITCH_VENUES } from '../modules/switches/service.ts';
 import { SWITCH_SCOPES } from '../modules/switches/store.ts';
 
-export { FEATURE_REQUEST_STATUSES, SWITCH_SCOPES };
+export { FEATURE_REQUEST_STATUSES };
 
 export const OPS_USAGE = `Usage: purser ops <command>
 
@@ -51,4 +51,21 @@ export function adjustArgs(args: string[]): { id: string; reason: string } {
   const reason = rest.join(' ').trim();
   if (reason.length < 3) throw new UsageError('adjust needs a reason (at least 3 characters)');
   return { id, reason };
+}
+
+/** `switch on|off <scope> [target] [reason…]`, checked: switching off needs a reason. */
+export function switchArgs(args: string[]): {
+  enabled: boolean;
+  scope: (typeof SWITCH_SCOPES)[number];
+  target: string | undefined;
+  reason: string | undefined;
+} {
+  const [onOff, scope, ...rest] = args;
+  if (onOff !== 'on' && onOff !== 'off') throw new UsageError('switch takes on or off');
+  if (!scope || !(SWITCH_SCOPES as readonly string[]).includes(scope))
+    throw new UsageError(`switch ${onOff} needs a scope: one of ${SWITCH_SCOPES.join(', ')}`);
+  const target = scope === 'environment' ? undefined : rest.shift();
+  const reason = rest.join(' ').trim() || undefined;
+  if (onOff === 'off' && !reason) throw new UsageError('switching off needs a reason (shown to callers)');
+  return { enabled: onOff === 'on', scope: scope as (typeof SWITCH_SCOPES)[number], target, reason };
 }

@@ -27,7 +27,7 @@ import {
   driftState,
   FEATURE_REQUEST_STATUSES,
   OPS_USAGE,
-  SWITCH_SCOPES,
+  switchArgs,
   usdOrDefault,
   UsageError,
 } from './ops-args.ts';
@@ -38,13 +38,9 @@ async function audit(db: Db, accountId: string | null, action: string, details: 
 
 /** `switch on|off <scope> [target] [reason]`: prints the switch's state. */
 async function runSwitch(db: Db, args: string[]): Promise<void> {
-  const [onOff, scope, ...rest] = args;
-  if (onOff !== 'on' && onOff !== 'off') throw new UsageError('switch takes on or off');
-  if (!scope || !(SWITCH_SCOPES as readonly string[]).includes(scope))
-    throw new UsageError(`switch ${onOff} needs a scope: one of ${SWITCH_SCOPES.join(', ')}`);
-  let target = scope === 'environment' ? undefined : rest.shift();
-  const reason = rest.join(' ').trim() || undefined;
-  if (onOff === 'off' && !reason) throw new UsageError('switching off needs a reason (shown to callers)');
+  const checked = switchArgs(args);
+  const { scope, enabled, reason } = checked;
+  let target = checked.target;
   if (scope === 'account' && target && /^0x[0-9a-fA-F]{40}$/.test(target)) {
     const account = await findAccountByAddress(db, target.toLowerCase());
     if (!account) throw new UsageError(`no account ${target}`);
@@ -55,9 +51,9 @@ async function runSwitch(db: Db, args: string[]): Promise<void> {
       tx,
       systemClock,
       {
-        scope: scope as (typeof SWITCH_SCOPES)[number],
+        scope,
         target,
-        enabled: onOff === 'on',
+        enabled,
         reason,
       },
       null,

@@ -11,7 +11,7 @@ import {
   driftState,
   FEATURE_REQUEST_STATUSES,
   OPS_USAGE,
-  SWITCH_SCOPES,
+  switchArgs,
   usdOrDefault,
   UsageError,
 } from './ops-args.ts';
@@ -88,20 +88,14 @@ function httpCallFor(args: string[]): { call: HttpCall; thenBilling: boolean; pr
       };
     }
     case 'switch': {
-      const [onOff, scope, ...rest] = args.slice(1);
-      if (onOff !== 'on' && onOff !== 'off') throw new UsageError('switch takes on or off');
-      if (!scope || !(SWITCH_SCOPES as readonly string[]).includes(scope))
-        throw new UsageError(`switch ${onOff} needs a scope: one of ${SWITCH_SCOPES.join(', ')}`);
-      const target = scope === 'environment' ? undefined : rest.shift();
-      const reason = rest.join(' ').trim() || undefined;
-      if (onOff === 'off' && !reason) throw new UsageError('switching off needs a reason (shown to callers)');
+      const { enabled, scope, target, reason } = switchArgs(args.slice(1));
       return {
         call: {
           method: 'PUT',
           path: '/v1/ops/switches',
           body: {
             scope,
-            enabled: onOff === 'on',
+            enabled,
             ...(target ? { target } : {}),
             ...(reason ? { reason } : {}),
           },
