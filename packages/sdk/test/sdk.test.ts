@@ -200,11 +200,16 @@ describe('webhooks', () => {
 
 describe('the example agent (examples/agent.ts)', () => {
   it('runs as written to a filled conversion, told so by a verified webhook', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/agent.ts'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, PURSER_URL: service.url },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    // The SDK as its workspace's sources (its package exports them under this condition).
+    const child = spawn(
+      process.execPath,
+      ['--conditions=purser-source', '--import', 'tsx', 'examples/agent.ts'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, PURSER_URL: service.url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
