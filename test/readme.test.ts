@@ -193,15 +193,16 @@ async function runShell(block: ReadmeBlock): Promise<Run> {
   return { block, code, stdout, stderr, statuses, vars: parseExports(readFileSync(stateFile(), 'utf8')) };
 }
 
-const usdcOnChain = async (address: string) => {
+const tokenOnChain = async (symbol: 'USDC' | 'EURC', address: string) => {
   const chain = t.deps.chain;
   if (!chain) throw new Error('no chain port');
   return chain.erc20Balance(
     PAYMENTS_CHAIN,
-    devnetToken(devnet, PAYMENTS_CHAIN, 'USDC').address,
+    devnetToken(devnet, PAYMENTS_CHAIN, symbol).address,
     getAddress(address),
   );
 };
+const usdcOnChain = (address: string) => tokenOnChain('USDC', address);
 
 /** What the walk must show, block by block; every entry must match exactly one block that runs. */
 const expectations: Expectation[] = [
@@ -325,21 +326,27 @@ const expectations: Expectation[] = [
   {
     match: '/v1/intents',
     check: async ({ stdout, statuses, vars }) => {
-      expect(statuses).toEqual([200, 201, 200, 200]);
+      // The registry, the admission, the polls while the executor works, the last read, the balance.
+      expect(statuses.slice(0, 2)).toEqual([200, 201]);
+      expect(statuses.slice(2).every((s) => s === 200)).toBe(true);
       const lines = stdout.trim().split('\n');
-      // The executor (a worker, as under npm start) stopped it: the wallet has no delegation.
-      expect(JSON.parse(lines[0] ?? '')).toEqual({
-        status: 'aborted',
-        reason: 'NO_DELEGATION',
-        value_usd: '10',
-      });
-      expect(lines[1]).toBe('"5.000000"');
+      // The executor (a worker, as under npm start) deployed the account, installed the
+      // delegation and swapped: filled, in one slice, the fee kept.
+      expect(JSON.parse(lines[0] ?? '')).toEqual({ status: 'filled', sold: '20000000', slices: 1 });
+      expect(lines[1]).toBe('"4.950000"');
       const row = await t.db.db
         .selectFrom('intents')
         .select(['status', 'wallet'])
         .where('id', '=', vars.INTENT ?? '')
         .executeTakeFirstOrThrow();
-      expect(row).toEqual({ status: 'aborted', wallet: vars.WALLET?.toLowerCase() });
+      expect(row).toEqual({ status: 'filled', wallet: vars.SMART_ACCOUNT?.toLowerCase() });
+      // On chain: the account exists now, and it holds 80 of its 100 USDC and some EURC.
+      const account = getAddress(vars.SMART_ACCOUNT ?? '');
+      expect(
+        (await devnetKernelAccount(devnet, PAYMENTS_CHAIN, getAddress(vars.WALLET ?? ''))).deployed,
+      ).toBe(true);
+      expect(await usdcOnChain(account)).toBe(80_000_000n);
+      expect(await tokenOnChain('EURC', account)).toBeGreaterThan(0n);
     },
   },
   {
@@ -356,7 +363,7 @@ const expectations: Expectation[] = [
     check: ({ stdout, statuses }) => {
       expect(statuses).toEqual([201, 200]);
       expect(stdout).toContain('"charged_usd":"1"');
-      expect(stdout).toContain('{"balance_usd":"4.000000","currency":"USD"}');
+      expect(stdout).toContain('{"balance_usd":"3.950000","currency":"USD"}');
     },
   },
   {
@@ -386,7 +393,7 @@ const expectations: Expectation[] = [
       expect(stdout).toContain('"revoked":true');
       expect(stdout).toContain('"code": "UNAUTHORIZED"');
       // The API key still works.
-      expect(stdout).toContain('{"balance_usd":"4.000000","currency":"USD"}');
+      expect(stdout).toContain('{"balance_usd":"3.950000","currency":"USD"}');
     },
   },
 ];
