@@ -1,14 +1,35 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The soaks: tests that run the real service as child processes and kill or restart them, or
+ * run long. `npm test` leaves them out; `PURSER_SOAK=1 npm test` adds them, and CI (.ci/run)
+ * always does. Most need PostgreSQL (two processes on one database) and skip on the embedded one.
+ */
+export const SOAK_FILES = [
+  'test/devnet-restart.test.ts',
+  'test/resilience.test.ts',
+  'test/shutdown.test.ts',
+  'src/modules/executor/run-crash.test.ts',
+  'src/modules/pm/order-crash.test.ts',
+  'src/modules/rebalances/rebalance-crash.test.ts',
+  'src/modules/feedback/x402-kill.test.ts',
+  'src/modules/webhooks/dispatcher-kill.test.ts',
+];
 
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
-    // One devnet (an anvil per chain, test contracts deployed) for the whole run: inject('devnet').
-    globalSetup: ['./test/devnet-global-setup.ts'],
+    exclude: [...configDefaults.exclude, ...(process.env.PURSER_SOAK === '1' ? [] : SOAK_FILES)],
+    // One devnet (an anvil per chain, test contracts deployed) and one migrated database template
+    // for the whole run: inject('devnet'), and test/support/db.ts copies the template.
+    globalSetup: ['./test/devnet-global-setup.ts', './test/database-global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // PGlite instances cost ~0.4 GB each and the machine has 2 cores: a few files at a time.
+    // PGlite instances cost ~0.4 GB each and the machine has 2 cores: a few files at a time. Each
+    // worker keeps its loaded modules from file to file (isolate: false): loading the service's
+    // module graph anew for every file was most of the run. Nothing in the suite mocks a module
+    // or changes the environment, and each file makes its own database, devnet wallets and apps.
     pool: 'forks',
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
   },
 });

@@ -1,12 +1,16 @@
 // A migrated database for one test file: a fresh PostgreSQL database when DATABASE_URL is set
-// (CI always sets it), otherwise an in-memory PGlite instance.
+// (CI always sets it), otherwise an in-memory PGlite instance. Both are copies of the run's
+// migrated template (test/database-global-setup.ts) when the file runs under vitest.
 
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { testConfig } from '../../src/config.ts';
 import { openDatabase, openPostgres, type DatabaseHandle } from '../../src/core/db/database.ts';
 import { migrate } from '../../src/core/db/migrate.ts';
+import type { DatabaseTemplate } from '../database-global-setup.ts';
+import { onServer } from './pg-server.ts';
 
 export interface TestDatabase {
   handle: DatabaseHandle;
@@ -22,10 +26,24 @@ export interface CreateTestDatabaseOptions {
   poolSize?: number;
 }
 
+/**
+ * The run's migrated template, inside a vitest worker. Imported here, not at the top: child
+ * processes the tests start load modules that import this file, and vitest refuses to load
+ * outside its workers.
+ */
+async function runTemplate(): Promise<DatabaseTemplate | undefined> {
+  const { inject } = await import('vitest');
+  return inject('databaseTemplate');
+}
+
 export async function createTestDatabase(options: CreateTestDatabaseOptions = {}): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
+  const template = await runTemplate();
   if (!serverUrl) {
-    const pglite = new PGlite();
+    const pglite =
+      template?.kind === 'pglite'
+        ? new PGlite({ loadDataDir: new Blob([readFileSync(template.file)]) })
+        : new PGlite();
     const handle = await openDatabase(testConfig(), { pglite });
     await migrate(handle.db);
     return {
@@ -39,7 +57,12 @@ export async function createTestDatabase(options: CreateTestDatabaseOptions = {}
     };
   }
   const name = `purser_t_${randomBytes(6).toString('hex')}`;
-  await onServer(serverUrl, `CREATE DATABASE ${name}`);
+  await onServer(
+    serverUrl,
+    template?.kind === 'postgres'
+      ? `CREATE DATABASE ${name} TEMPLATE ${template.name}`
+      : `CREATE DATABASE ${name}`,
+  );
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const handle = openPostgres(url.toString(), options.poolSize ?? 5);
@@ -60,16 +83,6 @@ export async function createTestDatabase(options: CreateTestDatabaseOptions = {}
       await onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
-}
-
-async function onServer(serverUrl: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
 }
 
 /**

@@ -98,7 +98,16 @@ describe('books that match the chain', () => {
     for (let i = 0; i < 20; i += 1) {
       const step = await runIntentStep(runDeps(t), intent.id);
       if (step.state === 'done') {
-        expect(step).toEqual({ state: 'done', status: 'filled' });
+        // On failure, say why the run ended: the intent's abort (reason and message).
+        const row = await t.db.db
+          .selectFrom('intents')
+          .select('params')
+          .where('id', '=', intent.id)
+          .executeTakeFirst();
+        expect(step, JSON.stringify((row?.params as { abort?: unknown } | undefined)?.abort)).toEqual({
+          state: 'done',
+          status: 'filled',
+        });
         break;
       }
     }
