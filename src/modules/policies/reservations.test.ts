@@ -225,6 +225,110 @@ describe('reserveSpend', () => {
   });
 });
 
+describe('the wallet window the caps are counted from', () => {
+  /** A seeded generator (mulberry32), so a failing sequence can be run again. */
+  function random(seed: number) {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+    };
+  }
+
+  /**
+   * What the reservation counts now, read from the reservation function itself in a transaction
+   * that is rolled back: the day's sum (latest policy without a cap it reaches) and the hour's
+   * count (latest policy with velocity 1: refused with count + 1, or admitted at count 0).
+   */
+  async function counted(clock: ManualClock, wallet: string, version: { n: number }) {
+    const probe = async (velocity: number) => {
+      version.n += 1;
+      await publish(
+        wallet,
+        { per_tx_usd: '1000000', daily_usd: '100000000', velocity_per_hour: velocity },
+        version.n,
+      );
+      let row: { outcome: string; used_value: string } | undefined;
+      await database.handle.db
+        .transaction()
+        .execute(async (tx) => {
+          const r = await sql<{ outcome: string; used_value: string }>`
+            SELECT outcome, used_value FROM purser_reserve_spend(${accountId}, ${wallet}, ${newId('res')},
+              ${USD.toString()}::bigint, ${clock.now()}::timestamptz,
+              ${new Date(clock.now().getTime() + MINUTE)}::timestamptz)`.execute(tx);
+          row = r.rows[0];
+          throw new Error('rolled back');
+        })
+        .catch((err: Error) => {
+          if (err.message !== 'rolled back') throw err;
+        });
+      return row!;
+    };
+    const day = await probe(100_000);
+    expect(day.outcome).toBe('ok');
+    const hour = await probe(1);
+    return {
+      dayMicroUsd: BigInt(day.used_value) - USD,
+      hourCount: hour.outcome === 'ok' ? 0 : Number(hour.used_value) - 1,
+    };
+  }
+
+  it('counts what the reservations count, through days, hours, settlements, releases and expiries', async () => {
+    const seed = Number(process.env.SPEND_WINDOW_SEED ?? Date.now() % 1_000_000);
+    const rnd = random(seed);
+    const clock = new ManualClock('2026-04-01T21:30:00Z');
+    const wallet = randomAddress();
+    const version = { n: 0 };
+    const reserve = reserver(clock, wallet);
+    const ids: string[] = [];
+    const db = database.handle.db;
+    for (let step = 0; step < 70; step += 1) {
+      clock.advance(Math.floor(rnd() * 25 * MINUTE));
+      const action = rnd();
+      if (action < 0.5 || ids.length === 0) {
+        await publish(
+          wallet,
+          { per_tx_usd: '1000000', daily_usd: '100000000', velocity_per_hour: 100_000 },
+          ++version.n,
+        );
+        const id = newId('res');
+        const r = await reserve(
+          BigInt(1 + Math.floor(rnd() * 50)),
+          id,
+          Math.floor((5 + rnd() * 85) * MINUTE),
+        );
+        expect(r.ok, `seed ${seed}, step ${step}`).toBe(true);
+        ids.push(id);
+      } else {
+        const id = ids[Math.floor(rnd() * ids.length)]!;
+        if (action < 0.7) {
+          const row = await db
+            .selectFrom('spend_reservations')
+            .select('amount_micro_usd')
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow();
+          const part = (BigInt(row.amount_micro_usd) * BigInt(Math.floor(rnd() * 101))) / 100n;
+          await settleReservation(db, clock, { accountId, reservationId: id, settledMicroUsd: part });
+        } else if (action < 0.85) {
+          await releaseReservation(db, clock, { accountId, reservationId: id });
+        } else {
+          await expireReservations(db, clock);
+        }
+      }
+      const truth = await readSpendUsage(db, clock, accountId, wallet);
+      expect(
+        await counted(clock, wallet, version),
+        `seed ${seed}, step ${step}, at ${clock.now().toISOString()}`,
+      ).toEqual(truth);
+    }
+    // The sequence crossed at least one UTC midnight.
+    expect(clock.now().toISOString() > '2026-04-02T00:00:00Z').toBe(true);
+  });
+});
+
 describe('reserveSpend under concurrency (PostgreSQL)', () => {
   const onPostgres = process.env.DATABASE_URL !== undefined;
   if (!onPostgres) {
