@@ -339,11 +339,12 @@ describe('SIGTERM with requests in flight (embedded database)', () => {
   });
 
   it('completes every in-flight request, exits 0 and releases the data directory', async () => {
-    // LOG_LEVEL=info: Fastify logs "incoming request" once it starts handling a request and
-    // "request completed" when it has answered, each with the request id that the client also
-    // receives in x-request-id. That names exactly the requests in flight at the signal.
+    // LOG_LEVEL=debug: the service logs "incoming request" (debug) once it starts handling a
+    // request and "request completed" (info) when it has answered, each with the request id that
+    // the client also receives in x-request-id. That names exactly the requests in flight at the
+    // signal.
     const first = await startServiceProcess({
-      env: { PURSER_DATA_DIR: dataDir, LOG_LEVEL: 'info', RATE_LIMIT_PUBLIC_PER_MINUTE: '10000000' },
+      env: { PURSER_DATA_DIR: dataDir, LOG_LEVEL: 'debug', RATE_LIMIT_PUBLIC_PER_MINUTE: '10000000' },
     });
     started.push(first);
     await waitUntilReady(first);

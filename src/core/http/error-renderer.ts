@@ -7,6 +7,7 @@ import { AppError } from '../errors/app-error.ts';
 import { ERROR_CODES, type ErrorCode, type NextStep } from '../errors/codes.ts';
 import { newId } from '../ids.ts';
 import { describeValidationErrors } from './validation.ts';
+import { noteErrorCode } from './request-log.ts';
 
 /**
  * What rendering an error needs to know of the deployment: the public URL (docs_url) and, for the
@@ -174,6 +175,7 @@ export function sendError(
   target: RenderTarget,
 ): FastifyReply {
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+  noteErrorCode(req, err.code);
   const path = req.url.split('?')[0];
   return reply
     .code(err.status)
