@@ -8,10 +8,8 @@ import { openDatabase, openPostgres, withTransaction, type DatabaseHandle } from
 import { migrate } from '../src/core/db/migrate.ts';
 import { newId } from '../src/core/ids.ts';
 import { testConfig } from '../src/config.ts';
-import { buildTokenRegistry } from '../src/modules/registry/index.ts';
-import { fillDefaults, policyHash } from '../src/modules/policies/document.ts';
 import { reserveSpend } from '../src/modules/policies/reservations.ts';
-import { insertPolicy } from '../src/modules/policies/store.ts';
+import { seedPolicy } from './seed.ts';
 
 export interface HarnessResult {
   name: string;
@@ -57,29 +55,15 @@ export async function runReserveHarness(options: HarnessOptions): Promise<Harnes
         offboarded_at: null,
       })
       .execute();
-    const registry = buildTokenRegistry('development');
     const wallets = Array.from(
       { length: options.concurrency },
       (_, i) => `0x${i.toString(16).padStart(40, '0')}`,
     );
     for (const wallet of wallets) {
-      const { document, defaulted } = fillDefaults(
-        {
-          version: 1,
-          wallet,
-          chain_id: 8453,
-          spend: { per_tx_usd: '1', daily_usd: '1000000000', velocity_per_hour: 100_000 },
-        },
-        registry,
-      );
-      await insertPolicy(handle.db, {
-        account_id: accountId,
-        wallet,
-        version: 1,
-        hash: policyHash(document),
-        document,
-        defaulted,
-        created_at: new Date(),
+      await seedPolicy(handle.db, accountId, wallet, {
+        per_tx_usd: '1',
+        daily_usd: '1000000000',
+        velocity_per_hour: 100_000,
       });
     }
     const hot = wallets[0] ?? '';

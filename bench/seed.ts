@@ -9,6 +9,9 @@ import type { DbExecutor } from '../src/core/db/database.ts';
 import { newId } from '../src/core/ids.ts';
 import { hashToken, newToken, SESSION_TOKEN_PREFIX } from '../src/modules/auth/tokens.ts';
 import { creditPrepaid } from '../src/modules/billing/prepaid.ts';
+import { fillDefaults, policyHash, type PolicyDocumentInput } from '../src/modules/policies/document.ts';
+import { insertPolicy } from '../src/modules/policies/store.ts';
+import { buildTokenRegistry } from '../src/modules/registry/index.ts';
 
 export interface SeededAccount {
   accountId: string;
@@ -57,4 +60,26 @@ export async function seedAccount(
     if (!credit.ok) throw new Error('seeding a prepaid balance failed');
   }
   return { accountId, token };
+}
+
+/** Version 1 of a Base wallet's policy with these spend caps (defaults for the rest), written straight in. */
+export async function seedPolicy(
+  db: DbExecutor,
+  accountId: string,
+  wallet: string,
+  spend: NonNullable<PolicyDocumentInput['spend']>,
+): Promise<void> {
+  const { document, defaulted } = fillDefaults(
+    { version: 1, wallet, chain_id: 8453, spend },
+    buildTokenRegistry('development'),
+  );
+  await insertPolicy(db, {
+    account_id: accountId,
+    wallet,
+    version: 1,
+    hash: policyHash(document),
+    document,
+    defaulted,
+    created_at: new Date(),
+  });
 }

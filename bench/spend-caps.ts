@@ -13,13 +13,10 @@ import { sql } from 'kysely';
 import { openDatabase } from '../src/core/db/database.ts';
 import { migrate } from '../src/core/db/migrate.ts';
 import { newId } from '../src/core/ids.ts';
-import { fillDefaults, policyHash } from '../src/modules/policies/document.ts';
-import { insertPolicy } from '../src/modules/policies/store.ts';
-import { buildTokenRegistry } from '../src/modules/registry/index.ts';
 import { REPO_ROOT } from '../test/support/service-process.ts';
 import { runLine, runMain, writeResults } from './common.ts';
 import { prepareBenchDatabase } from './database.ts';
-import { seedAccount } from './seed.ts';
+import { seedAccount, seedPolicy } from './seed.ts';
 
 const CALLS = Number(process.env['BENCH_SPEND_CALLS'] ?? 300);
 const DAY_SIZES = [0, 1_000, 10_000];
@@ -55,28 +52,14 @@ async function main(): Promise<number> {
     await migrate(handle.db);
     await sql.raw(summingFunction()).execute(handle.db);
     const { accountId } = await handle.db.transaction().execute((tx) => seedAccount(tx));
-    const registry = buildTokenRegistry('development');
     for (const size of DAY_SIZES) {
       for (const fn of ['purser_reserve_spend', 'bench_reserve_spend_summing']) {
         // A wallet of its own per figure, with caps no call reaches.
         const wallet = `0x${randomBytes(20).toString('hex')}`;
-        const { document, defaulted } = fillDefaults(
-          {
-            version: 1,
-            wallet,
-            chain_id: 8453,
-            spend: { per_tx_usd: '1000', daily_usd: '100000000', velocity_per_hour: 100_000 },
-          },
-          registry,
-        );
-        await insertPolicy(handle.db, {
-          account_id: accountId,
-          wallet,
-          version: 1,
-          hash: policyHash(document),
-          document,
-          defaulted,
-          created_at: new Date(),
+        await seedPolicy(handle.db, accountId, wallet, {
+          per_tx_usd: '1000',
+          daily_usd: '100000000',
+          velocity_per_hour: 100_000,
         });
         const reserve = (now: Date) =>
           sql`SELECT outcome FROM ${sql.raw(fn)}(${accountId}, ${wallet}, ${newId('res')}, 1000000::bigint,

@@ -28,6 +28,7 @@ import { newId } from '../src/core/ids.ts';
 import { erc20Asset, externalAccount, postGroup, walletAccount } from '../src/modules/ledger/index.ts';
 import { generateStatement, type GenerateStatementDeps } from '../src/modules/statements/index.ts';
 import { createAccount, randomAddress } from '../test/support/identity.ts';
+import { onServer } from '../test/support/pg-server.ts';
 import { REPO_ROOT } from '../test/support/service-process.ts';
 
 const ENTRIES_PER_GROUP = 1_000;
@@ -73,16 +74,7 @@ async function openBenchDatabase(): Promise<{
     };
   }
   const name = `purser_bench_statements_${randomBytes(4).toString('hex')}`;
-  const onServer = async (statement: string) => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await onServer(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  await onServer(serverUrl, `CREATE DATABASE ${pg.escapeIdentifier(name)}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const handle = openPostgres(url.toString(), 4);
@@ -92,7 +84,7 @@ async function openBenchDatabase(): Promise<{
     kind: 'postgres',
     drop: async () => {
       await handle.close();
-      await onServer(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+      await onServer(serverUrl, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
     },
   };
 }
