@@ -55,7 +55,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   // Bodies are JSON only: a text/plain body would otherwise reach validation as a string.
   fastify.removeContentTypeParser('text/plain');
   guardRequestBodies(fastify);
-  logRequests(fastify);
+  logRequests(fastify, deps.metrics);
 
   let closing = false;
   fastify.addHook('preClose', async () => {

@@ -83,6 +83,11 @@ export interface Config {
   env: PurserEnv;
   host: string;
   port: number;
+  /**
+   * Where the Prometheus metrics are served (`GET /metrics`, docs/operations.md "Metrics"): an
+   * operator port of their own, never the API's. Null (METRICS_PORT unset): not served.
+   */
+  metrics: { host: string; port: number } | null;
   /** Base URL clients use to reach the service; docs_url and SIWE URIs are built from it. */
   publicUrl: string;
   /** Whether PURSER_PUBLIC_URL was set; otherwise the URL follows the bound port. */
@@ -507,6 +512,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const host = str('HOST') ?? '127.0.0.1';
   const port = int('PORT', 8080, 0, 65535);
+  const metrics =
+    str('METRICS_PORT') === undefined
+      ? null
+      : { host: str('METRICS_HOST') ?? '127.0.0.1', port: int('METRICS_PORT', 0, 0, 65535) };
   const publicUrl = (
     str('PURSER_PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
   ).replace(/\/+$/, '');
@@ -668,6 +677,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     env: purserEnv,
     host,
     port,
+    metrics,
     publicUrl,
     publicUrlExplicit: str('PURSER_PUBLIC_URL') !== undefined,
     databaseUrl,

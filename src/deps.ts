@@ -10,6 +10,7 @@ import type { SafeTxServicePort } from './adapters/safe/tx-service.ts';
 import type { ChainPort } from './adapters/chain/port.ts';
 import type { VenueAdapter } from './adapters/venues/index.ts';
 import type { ObjectStore } from './adapters/object-store/port.ts';
+import type { Metrics } from './core/metrics.ts';
 import type { Config } from './config.ts';
 import type { Clock } from './core/clock.ts';
 import type { Db } from './core/db/database.ts';
@@ -23,6 +24,8 @@ export type { Authenticator } from './core/http/route-table.ts';
 
 export interface AppDeps {
   config: Config;
+  /** Prometheus metrics the HTTP layer counts into; absent: nothing is counted (tests). */
+  metrics?: Metrics;
   db: Db;
   dbKind: 'postgres' | 'pglite';
   clock: Clock;

@@ -36,6 +36,8 @@ import { buildPriceReferences } from './modules/prices/index.ts';
 import { buildTokenRegistry } from './modules/registry/index.ts';
 import { rebalanceRunDeps, recoverSubmittedMints } from './modules/rebalances/index.ts';
 import { jobHandlers, schedulesFor } from './jobs.ts';
+import { createMetrics, serveMetrics } from './core/metrics.ts';
+import { registerScrapedGauges } from './metrics.ts';
 import { createWebhookDispatcher } from './modules/webhooks/index.ts';
 
 export interface ServiceOptions {
@@ -199,8 +201,15 @@ export async function startService(
     // the start here, not on the first request.
     const jurisdiction = await openJurisdictionGate({ ...config.pm.geo });
     stops.push(() => jurisdiction.close());
+    const metrics = createMetrics();
+    registerScrapedGauges(metrics, {
+      db: handle.db,
+      clock,
+      ...(handle.kind === 'postgres' ? { pool: handle.pool } : {}),
+    });
     const deps: AppDeps = {
       config,
+      metrics,
       db: handle.db,
       dbKind: handle.kind,
       clock,
@@ -296,6 +305,11 @@ export async function startService(
       if (!config.publicUrlExplicit) config.publicUrl = url;
       const devOperator = publishDevOperatorAccess(config, url);
       if (devOperator) stops.push(devOperator);
+      if (config.metrics) {
+        const served = await serveMetrics(metrics, config.metrics.host, config.metrics.port);
+        stops.push(() => served.close());
+        log.info(`metrics (Prometheus) on ${served.url}`);
+      }
     }
     return { deps, app, url, stop: stopAll };
   } catch (err) {

@@ -4,6 +4,7 @@
 // at debug level, for following requests in flight.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Metrics } from '../metrics.ts';
 
 const errorCodes = new WeakMap<FastifyRequest, string>();
 
@@ -12,13 +13,21 @@ export function noteErrorCode(req: FastifyRequest, code: string): void {
   errorCodes.set(req, code);
 }
 
-export function logRequests(fastify: FastifyInstance): void {
+/** Writes the request line and, with `metrics`, counts the request by its route's pattern. */
+export function logRequests(fastify: FastifyInstance, metrics?: Metrics): void {
   fastify.addHook('onRequest', (req, _reply, done) => {
     req.log.debug({ req: { method: req.method, url: req.url } }, 'incoming request');
     done();
   });
   fastify.addHook('onResponse', (req, reply, done) => {
     const code = errorCodes.get(req);
+    metrics?.observeRequest(
+      req.method,
+      req.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      code ?? '',
+      reply.elapsedTime / 1000,
+    );
     req.log.info(
       {
         req: { method: req.method, url: req.url },

@@ -2,6 +2,7 @@ export {
   DEFAULT_MAX_ATTEMPTS,
   enqueueJob,
   getJob,
+  jobQueueStats,
   jobCall,
   listFailedJobs,
   retryFailedJob,

@@ -156,3 +156,22 @@ export async function retryFailedJob(db: DbExecutor, clock: Clock, id: string): 
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Per job name: jobs waiting to run (due now) and running, and how long the oldest due one has waited. */
+export async function jobQueueStats(
+  db: DbExecutor,
+  now: Date,
+): Promise<{ name: string; waiting: number; running: number; oldestWaitingSeconds: number }[]> {
+  const rows = await sql<{ name: string; waiting: string; running: string; oldest: number | null }>`
+    SELECT name,
+      count(*) FILTER (WHERE state = 'available' AND run_at <= ${now}::timestamptz) AS waiting,
+      count(*) FILTER (WHERE state = 'running') AS running,
+      extract(epoch FROM ${now}::timestamptz - min(run_at) FILTER (WHERE state = 'available' AND run_at <= ${now}::timestamptz))::float8 AS oldest
+    FROM jobs WHERE state IN ('available', 'running') GROUP BY name`.execute(db);
+  return rows.rows.map((r) => ({
+    name: r.name,
+    waiting: Number(r.waiting),
+    running: Number(r.running),
+    oldestWaitingSeconds: Math.max(0, r.oldest ?? 0),
+  }));
+}

@@ -7,6 +7,7 @@ export {
   claimPlannedIntent,
   findIntent,
   findIntentById,
+  openIntentCounts,
   saveIntentReport,
   type IntentKind,
   type IntentParams,

@@ -267,3 +267,12 @@ export function intentCall(row: IntentRow): RawBuilder<unknown> {
     ${row.value_micro_usd}::bigint, ${row.reservation_id}, ${row.fee_group_id}, ${row.fee_micro_usd}::bigint,
     ${row.created_at}::timestamptz)`;
 }
+
+/** Intents not yet finished, by status (`planned`, `executing`): what the executor has before it. */
+export async function openIntentCounts(db: DbExecutor): Promise<{ status: string; count: number }[]> {
+  const rows = await sql<{ status: string; n: string }>`
+    SELECT status, count(*) AS n FROM intents WHERE status IN ('planned', 'executing') GROUP BY status`.execute(
+    db,
+  );
+  return rows.rows.map((r) => ({ status: r.status, count: Number(r.n) }));
+}

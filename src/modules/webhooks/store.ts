@@ -205,3 +205,15 @@ export async function retireAccountWebhooks(
     envelopesCompacted,
   };
 }
+
+/** Deliveries still to make (pending) and how long the oldest has waited since its event. */
+export async function deliveryBacklog(
+  db: DbExecutor,
+  now: Date,
+): Promise<{ pending: number; oldestSeconds: number }> {
+  const rows = await sql<{ n: string; oldest: number | null }>`
+    SELECT count(*) AS n, extract(epoch FROM ${now}::timestamptz - min(created_at))::float8 AS oldest
+    FROM webhook_deliveries WHERE state = 'pending'`.execute(db);
+  const row = rows.rows[0];
+  return { pending: Number(row?.n ?? 0), oldestSeconds: Math.max(0, row?.oldest ?? 0) };
+}
