@@ -26,10 +26,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // PGlite instances cost ~0.4 GB each and the machine has 2 cores: a few files at a time. Each
-    // worker keeps its loaded modules from file to file (isolate: false): loading the service's
-    // module graph anew for every file was most of the run. Nothing in the suite mocks a module
-    // or changes the environment, and each file makes its own database, devnet wallets and apps.
+    // file gets a fresh worker (isolate): keeping loaded modules from file to file halved the
+    // run, but made two chain-watch files that execute conversions fail now and then when they
+    // followed each other in one worker (docs/decisions.md, "The suite").
     pool: 'forks',
-    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
   },
 });

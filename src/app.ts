@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -34,7 +34,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const fastify = Fastify({
     loggerInstance: deps.log,
     // One line per request, with the error's code (logRequests below), instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => newId('req'),
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
