@@ -212,7 +212,6 @@ export const ACCOUNT_OWNED_TABLES: ReadonlyArray<{ table: string; column: string
   { table: 'ledger_drifts', column: 'account_id' },
   { table: 'intents', column: 'account_id' },
   { table: 'spend_reservations', column: 'account_id' },
-  { table: 'spend_windows', column: 'account_id' },
   { table: 'policies', column: 'account_id' },
   { table: 'delegations', column: 'account_id' },
   { table: 'ledger_holds', column: 'account_id' },
