@@ -10,8 +10,10 @@ import {
   decodeErrorResult,
   encodeFunctionData,
   http,
+  pad,
   parseAbi,
   parseEther,
+  toHex,
   type Hex,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -184,6 +186,35 @@ describe('the devnet bundler', () => {
     again.signature = await account.signUserOperation(again);
     const reused = await bundler.sendUserOperation(BASE_CHAIN_ID, again).catch((e: unknown) => e);
     expect(reused).toMatchObject({ kind: 'rpc', code: -32500, aaCode: 'AA25' });
+  });
+
+  it('estimates an operation as the next block runs it: later than the latest block, even in the same second', async () => {
+    const { publicClient, account } = await fundedKernelAccount(devnet, BASE_CHAIN_ID);
+    const bundler = createJsonRpcBundler({ urls: devnetBundlerUrls(devnet) });
+    // A contract that, like a pool's first swap of a block, writes two slots from zero when the
+    // block's time differs from the one it last saw (slot 0); set to the latest block's time.
+    const clock = privateKeyToAccount(generatePrivateKey()).address;
+    await publicClient.request({
+      method: 'anvil_setCode' as never,
+      params: [clock, '0x42600054146014574260005542600155426002555b00'] as never,
+    });
+    const latest = await publicClient.getBlock({ blockTag: 'latest' });
+    await publicClient.request({
+      method: 'anvil_setStorageAt' as never,
+      params: [clock, '0x0', pad(toHex(latest.timestamp))] as never,
+    });
+    const draft = await draftUserOperation(publicClient, account, [{ to: clock, data: '0x' }]);
+    const gas = await bundler.estimateUserOperationGas(BASE_CHAIN_ID, draft);
+    const op = await signedUserOperation(account, draft, gas);
+    // Sent a second later, it runs in a block of a later time, and writes both slots.
+    await new Promise((r) => setTimeout(r, 1_100));
+    const hash = await bundler.sendUserOperation(BASE_CHAIN_ID, op);
+    const receipt = await bundler.waitForUserOperationReceipt(BASE_CHAIN_ID, hash, {
+      timeoutMs: 20_000,
+      pollIntervalMs: 50,
+    });
+    expect(receipt.success, 'the operation ran out of its estimated call gas').toBe(true);
+    expect(await publicClient.getStorageAt({ address: clock, slot: '0x1' })).not.toBe(pad('0x0'));
   });
 
   describe('on a devnet restarted from its saved state', () => {

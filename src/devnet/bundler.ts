@@ -337,12 +337,21 @@ export async function startDevnetBundler(options: DevnetBundlerOptions): Promise
     call: { data: Hex; gas: bigint },
     overrides: Record<string, unknown>,
   ): Promise<SimulatedCall> {
+    // The operation runs in a later block than the latest, so it is simulated in the next one, one
+    // second on: anvil mines the blocks of one second at one time and simulates at it too, where a
+    // chain's next block is always later. A pool last written in the latest block then charges its
+    // time-weighted price's stores in the estimate, as it will when the operation runs.
+    const latest = await client.getBlock({ blockTag: 'latest' });
     const [block] = await rpc<{ calls: { status: Hex; returnData: Hex; logs?: RawLog[] }[] }[]>(
       'eth_simulateV1',
       [
         {
           blockStateCalls: [
             {
+              blockOverrides: {
+                number: numberToHex(latest.number + 1n),
+                time: numberToHex(latest.timestamp + 1n),
+              },
               stateOverrides: overrides,
               calls: [
                 { from: account.address, to: ENTRY_POINT, data: call.data, gas: numberToHex(call.gas) },
@@ -351,7 +360,7 @@ export async function startDevnetBundler(options: DevnetBundlerOptions): Promise
           ],
           validation: false,
         },
-        'latest',
+        numberToHex(latest.number),
       ],
     );
     const result = block?.calls[0];

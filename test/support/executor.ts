@@ -11,7 +11,7 @@ import type { Config } from '../../src/config.ts';
 import { devnetChain, devnetToken, type DevnetInfo } from '../../src/devnet/devnet.ts';
 import type { DevnetPoolVenue } from '../../src/devnet/markets.ts';
 import { NARROWED_SELECTORS } from '../../src/modules/delegations/rules.ts';
-import type { RunDeps } from '../../src/modules/executor/index.ts';
+import { runIntentStep, type RunDeps } from '../../src/modules/executor/index.ts';
 import { delegatedAgent } from './agent.ts';
 import type { TestApp } from './app.ts';
 import { devnetKernelApp } from './devnet-deps.ts';
@@ -216,4 +216,29 @@ export function runDeps(t: TestApp, overrides: Partial<RunDeps> = {}): RunDeps {
     log: t.deps.log,
     ...overrides,
   };
+}
+
+/**
+ * Runs the intent's steps as its job would until it ends, pausing `pauseMs` between them: the
+ * status it ends in and, when it aborted, why (the abort's reason and detail), for a failure to name.
+ */
+export async function runToEnd(
+  t: TestApp,
+  id: string,
+  { steps = 40, pauseMs = 50 }: { steps?: number; pauseMs?: number } = {},
+): Promise<{ status: string; abort?: unknown }> {
+  for (let i = 0; i < steps; i += 1) {
+    const step = await runIntentStep(runDeps(t), id);
+    if (step.state === 'done') {
+      const row = await t.db.db
+        .selectFrom('intents')
+        .select('params')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      const abort = (row.params as { abort?: unknown }).abort;
+      return abort === undefined ? { status: step.status } : { status: step.status, abort };
+    }
+    await new Promise((r) => setTimeout(r, pauseMs));
+  }
+  throw new Error(`intent ${id} did not end in ${steps} steps`);
 }

@@ -12,7 +12,7 @@ import { watchConfig } from '../../../test/support/chain-watch.ts';
 import {
   conversionAgent,
   eurcMarket,
-  runDeps,
+  runToEnd,
   sellUsdc,
   type EurcMarket,
 } from '../../../test/support/executor.ts';
@@ -25,7 +25,6 @@ import { createJsonRpcBundler } from '../../adapters/bundler/json-rpc.ts';
 import { testConfig } from '../../config.ts';
 import { devnetBundlerUrls, devnetChain } from '../../devnet/devnet.ts';
 import { fundAddress } from '../../devnet/faucet.ts';
-import { runIntentStep } from '../executor/index.ts';
 import type { Intent } from '../intents/index.ts';
 import { watchChains, type WatchDeps } from './index.ts';
 
@@ -95,22 +94,7 @@ describe('books that match the chain', () => {
 
     // The agent converts 20 USDC; the fill is Purser's own booking, so the watcher matches it.
     const intent = await a.api<Intent>('POST', '/v1/intents', sellUsdc(m, a.wallet, 20n * USD));
-    for (let i = 0; i < 20; i += 1) {
-      const step = await runIntentStep(runDeps(t), intent.id);
-      if (step.state === 'done') {
-        // On failure, say why the run ended: the intent's abort (reason and message).
-        const row = await t.db.db
-          .selectFrom('intents')
-          .select('params')
-          .where('id', '=', intent.id)
-          .executeTakeFirst();
-        expect(step, JSON.stringify((row?.params as { abort?: unknown } | undefined)?.abort)).toEqual({
-          state: 'done',
-          status: 'filled',
-        });
-        break;
-      }
-    }
+    expect(await runToEnd(t, intent.id, { pauseMs: 0 })).toEqual({ status: 'filled' });
     const afterFill = (await watch()).find((r) => r.chainId === CHAIN)!;
     expect(afterFill.booked).toBe(0);
     expect(afterFill.matched).toBeGreaterThanOrEqual(2); // USDC out, EURC in

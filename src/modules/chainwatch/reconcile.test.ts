@@ -15,14 +15,13 @@ import {
   conversionAgent,
   eurcMarket,
   giveToken,
-  runDeps,
+  runToEnd,
   sellUsdc,
   type EurcMarket,
 } from '../../../test/support/executor.ts';
 import { keyringOf } from '../../core/sealing.ts';
 import { testConfig } from '../../config.ts';
 import { type Clock } from '../../core/clock.ts';
-import { runIntentStep } from '../executor/index.ts';
 import type { Intent } from '../intents/index.ts';
 import { createWebhookDispatcher } from '../webhooks/index.ts';
 import { reconcileChain, watchChain, type DriftView, type WatchDeps } from './index.ts';
@@ -117,16 +116,8 @@ describe('holdings and reconciliation', () => {
     const intents = await Promise.all(
       [1, 2, 3].map(() => a.api<Intent>('POST', '/v1/intents', sellUsdc(m, a.wallet, 20n * USD))),
     );
-    await Promise.all(
-      intents.map(async (intent) => {
-        for (let i = 0; i < 40; i += 1) {
-          const step = await runIntentStep(runDeps(t), intent.id);
-          if (step.state === 'done') return expect(step).toEqual({ state: 'done', status: 'filled' });
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        throw new Error(`intent ${intent.id} did not finish`);
-      }),
-    );
+    const ends = await Promise.all(intents.map((intent) => runToEnd(t, intent.id)));
+    expect(ends).toEqual(intents.map(() => ({ status: 'filled' })));
     // An outside transfer in.
     await giveToken(m.market, m.eurc, account, 7n * USD);
     const watched = await watchChain(deps(), CHAIN);

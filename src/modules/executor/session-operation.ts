@@ -38,6 +38,9 @@ export interface SignedOperation {
   deploys: boolean;
 }
 
+/** Two storage writes from zero to non-zero (EIP-2929/3529: 22,100 gas each). */
+const FIRST_WRITES = 2n * 22_100n;
+
 // Kernel v3.1: a validation's config; its hook is set (non-zero) once the permission is installed.
 const validationConfigAbi = parseAbi([
   'function validationConfig(bytes21 vId) view returns ((uint32 nonce, address hook))',
@@ -112,10 +115,11 @@ export async function signSessionOperation(
     gas: { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas },
   });
   const gas = await deps.bundler.estimateUserOperationGas(chainId, withStubSignature(draft, enable));
-  // A quarter more call gas than estimated: the estimate ran in the last block, the operation runs
-  // in a later one (a pool's first swap of a block writes its time-weighted price: two more cold
-  // stores). Unused call gas is returned but for the EntryPoint's 10% penalty on it.
-  const callGasLimit = gas.callGasLimit + gas.callGasLimit / 4n;
+  // More call gas than estimated: the estimate ran against the last block, the operation runs in a
+  // later one, where a pool's first swap of the block writes its time-weighted price (two stores,
+  // from zero on a new pool: FIRST_WRITES) and other operations may have changed what it touches
+  // (a quarter more). Unused call gas is returned but for the EntryPoint's 10% penalty on it.
+  const callGasLimit = gas.callGasLimit + gas.callGasLimit / 4n + FIRST_WRITES;
   const op = await signDelegatedOperation(
     { ...draft, ...gas, callGasLimit },
     chainId,
