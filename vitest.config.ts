@@ -25,11 +25,11 @@ export default defineConfig({
     globalSetup: ['./test/devnet-global-setup.ts', './test/database-global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // PGlite instances cost ~0.4 GB each and the machine has 2 cores: a few files at a time. Each
-    // file gets a fresh worker (isolate): keeping loaded modules from file to file halved the
-    // run, but made two chain-watch files that execute conversions fail now and then when they
-    // followed each other in one worker (docs/decisions.md, "The suite").
+    // PGlite instances cost ~0.4 GB each and the machine has 2 cores: a few files at a time. A
+    // worker keeps its loaded modules from file to file (isolate off), which halves the run; test
+    // files therefore leave no module state behind (docs/decisions.md, "The suite").
     pool: 'forks',
+    isolate: false,
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
   },
 });

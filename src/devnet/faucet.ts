@@ -69,6 +69,9 @@ export async function fundAddress(devnet: DevnetInfo, req: FundRequest): Promise
   if (ethToAdd > 0n) {
     const current = await publicClient.getBalance({ address: req.address });
     await testClient.setBalance({ address: req.address, value: current + ethToAdd });
+    // A block to hold the change: anvil's cheat alters the state after the latest block, which a
+    // read at that block's number (as the service's reads pinned to a block are) does not see.
+    await testClient.mine({ blocks: 1 });
   }
 
   const txHashes: Hex[] = [];

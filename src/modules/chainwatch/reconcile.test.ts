@@ -172,6 +172,8 @@ describe('holdings and reconciliation', () => {
         method: 'anvil_setStorageAt' as never,
         params: [m.eurc.address, slot, toHex(held + 5n * USD, { size: 32 })] as never,
       });
+      // In a block of its own, as a chain's changes are: reads pinned to a block number see it.
+      await client().request({ method: 'evm_mine' as never, params: [] as never });
       await watchChain(deps(), CHAIN);
       // Suspected first (it may be a receipt not booked yet), raised when still there after the grace.
       const first = await reconcileChain(deps({ graceMs: 60_000 }), CHAIN);
