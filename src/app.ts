@@ -11,6 +11,8 @@ import { buildOpenApiDocument } from './core/http/openapi.ts';
 import type { RouteDefinition } from './core/http/route-table.ts';
 import { validatorCompiler } from './core/http/validation.ts';
 import { logRequests } from './core/http/request-log.ts';
+import { domainObservers } from './metrics.ts';
+import { attachEventLog } from './modules/events/index.ts';
 import { newId } from './core/ids.ts';
 import { routeTable } from './routes.ts';
 import { registerMcpEndpoint } from './mcp/http.ts';
@@ -26,6 +28,17 @@ export interface BuildAppOptions {
 export interface App {
   fastify: FastifyInstance;
   routes: RegisteredRoutes;
+}
+
+/**
+ * One log line (and count) per committed domain event of `deps.db`, whoever commits it: the HTTP
+ * routes and the workers alike (docs/operations.md, "Logs").
+ */
+export function logDomainEvents(deps: Pick<AppDeps, 'db' | 'log' | 'metrics'>): void {
+  attachEventLog(deps.db, {
+    log: deps.log,
+    ...(deps.metrics ? { observe: domainObservers(deps.metrics).event } : {}),
+  });
 }
 
 /** Builds the HTTP app from its dependencies. Does not listen; `fastify.listen` or `inject` does. */
@@ -56,6 +69,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   fastify.removeContentTypeParser('text/plain');
   guardRequestBodies(fastify);
   logRequests(fastify, deps.metrics);
+  logDomainEvents(deps);
 
   let closing = false;
   fastify.addHook('preClose', async () => {

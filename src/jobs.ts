@@ -41,6 +41,7 @@ import {
 import { expireReservations } from './modules/policies/index.ts';
 import { reconcilePrefundDeposits } from './modules/smart-account/index.ts';
 import { settlementEffects } from './settlement-effects.ts';
+import { withTransaction } from './core/db/database.ts';
 
 /** What the executor runs with, from the application's dependencies (null without a chain port). */
 function executorDeps(deps: AppDeps): RunDeps | null {
@@ -204,7 +205,7 @@ export function jobHandlers(deps: AppDeps): Record<string, JobHandler> {
     },
     // Ledger holds past their expiry stopped counting already; this gives prepaid reservations back.
     'ledger.expire_holds': async () => {
-      const expired = await deps.db.transaction().execute((tx) => expireHolds(tx, deps.clock));
+      const expired = await withTransaction(deps.db, (tx) => expireHolds(tx, deps.clock));
       if (expired.length > 0) deps.log.info({ expired: expired.length }, 'ledger holds expired');
     },
     // Grants past valid_until: the chain refuses them already; this records it (event + audit).

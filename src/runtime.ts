@@ -10,7 +10,7 @@ import { createJsonRpcBundler } from './adapters/bundler/json-rpc.ts';
 import { createViemChainPort } from './adapters/chain/viem.ts';
 import { createVenueAdapters, settlingVenues } from './adapters/venues/index.ts';
 import { createObjectStore } from './adapters/object-store/index.ts';
-import { buildApp, type App } from './app.ts';
+import { buildApp, logDomainEvents, type App } from './app.ts';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import { isDatabaseUnavailable, openDatabase, type DatabaseHandle } from './core/db/database.ts';
@@ -37,7 +37,7 @@ import { buildTokenRegistry } from './modules/registry/index.ts';
 import { rebalanceRunDeps, recoverSubmittedMints } from './modules/rebalances/index.ts';
 import { jobHandlers, schedulesFor } from './jobs.ts';
 import { createMetrics, serveMetrics } from './core/metrics.ts';
-import { registerScrapedGauges } from './metrics.ts';
+import { domainObservers, registerScrapedGauges } from './metrics.ts';
 import { createWebhookDispatcher } from './modules/webhooks/index.ts';
 
 export interface ServiceOptions {
@@ -205,6 +205,8 @@ export async function startService(
     registerScrapedGauges(metrics, {
       db: handle.db,
       clock,
+      chain,
+      rateLanes: config.pm.rateLanes,
       ...(handle.kind === 'postgres' ? { pool: handle.pool } : {}),
     });
     const deps: AppDeps = {
@@ -245,6 +247,7 @@ export async function startService(
       ...(devnet ? { devnet } : {}),
     };
 
+    logDomainEvents(deps);
     if (options.workers) {
       const worker = createWorker({
         db: handle.db,
@@ -271,6 +274,7 @@ export async function startService(
         keyring: keyringOf(config.sealingKeys),
         production: config.env === 'production',
         listen: (channel, onPayload, onState) => handle.listen(channel, onPayload, onState),
+        observe: domainObservers(metrics).delivery,
       });
       await webhooks.start();
       stops.push(() => webhooks.stop());

@@ -25,6 +25,7 @@ import { EXECUTE_JOB } from '../src/modules/intents/index.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { watchConfig } from './support/chain-watch.ts';
 import { devnetKernelConfig } from './support/devnet-deps.ts';
+import { capturedLog } from './support/log-lines.ts';
 import { PAYMENTS_CHAIN, paymentsSetup } from './support/payments.ts';
 import { REPO_ROOT } from './support/service-process.ts';
 
@@ -96,6 +97,9 @@ const stateFile = () => join(work, 'shell-state.sh');
 /** The API key the sign-in script made, which the rotation example replaces. */
 let rotatedFrom = { id: '', token: '' };
 
+/** Every line the service logged during the walk, parsed. */
+const { log: serviceLog, lines: logLines } = capturedLog();
+
 beforeAll(async () => {
   const setup = await paymentsSetup(devnet, testConfig());
   t = await createTestApp({
@@ -105,7 +109,11 @@ beforeAll(async () => {
       // The chain watcher as the devnet runs it: no confirmations, a short grace period.
       chainWatch: watchConfig({ graceMs: 3_000, everySeconds: 1 }),
     },
-    deps: { ...setup.deps, bundler: createJsonRpcBundler({ urls: devnetBundlerUrls(devnet) }) },
+    deps: {
+      ...setup.deps,
+      bundler: createJsonRpcBundler({ urls: devnetBundlerUrls(devnet) }),
+      log: serviceLog,
+    },
   });
   // The executor's worker, as `npm start` runs it: admitted intents are taken up at once.
   worker = createWorker({
@@ -455,6 +463,64 @@ describe('README.md', () => {
         name,
       ).toBe(true);
     }
+  });
+
+  it("logs the walk's intent once per step, with its ids, and no secret anywhere", async () => {
+    // The event lines of the last commits are written a turn of the event loop later.
+    await new Promise((r) => setImmediate(r));
+    const vars = parseExports(readFileSync(stateFile(), 'utf8'));
+    const events = (kind: string, subject: string) =>
+      logLines.filter((l) => l['event'] === kind && l['subject'] === subject);
+    const intents = await t.db.db
+      .selectFrom('intents')
+      .select(['id', 'account_id', 'wallet', 'status', 'report'])
+      .execute();
+    const filled = intents.filter((i) => i.status === 'filled');
+    expect(filled.length).toBeGreaterThan(0);
+    for (const intent of filled) {
+      const [planned, ...morePlanned] = events('intent.planned', intent.id);
+      expect(morePlanned).toEqual([]);
+      expect(planned).toMatchObject({ level: 30, msg: 'intent.planned', account_id: intent.account_id });
+      expect(planned?.['event_id']).toMatch(/^evt_/);
+      expect(events('intent.executing', intent.id)).toHaveLength(1);
+      const slices = (intent.report as { slices: { seq: number }[] }).slices;
+      const settled = events('intent.slice_settled', intent.id);
+      expect(settled.map((l) => (l['data'] as { seq: number }).seq).sort()).toEqual(
+        slices.map((s) => s.seq).sort(),
+      );
+      const [done, ...moreDone] = events('intent.filled', intent.id);
+      expect(moreDone).toEqual([]);
+      expect(done?.['data']).toMatchObject({ id: intent.id, wallet: intent.wallet, slices: slices.length });
+    }
+    // The admission's event line is its request's line: a 201 to POST /v1/intents writes no other.
+    const admissions = logLines.filter(
+      (l) =>
+        (l['req'] as { method?: string; url?: string } | undefined)?.method === 'POST' &&
+        (l['req'] as { url: string }).url.startsWith('/v1/intents') &&
+        (l['res'] as { statusCode: number }).statusCode === 201,
+    );
+    expect(admissions).toEqual([]);
+    // Other requests keep their line; the money moved is in the events' lines.
+    expect(logLines.some((l) => l['msg'] === 'request completed')).toBe(true);
+    expect(logLines.some((l) => l['event'] === 'balance.credited')).toBe(true);
+
+    // No secret of the walk in any line: keys and tokens the user holds, the server's own.
+    const config = t.deps.config;
+    const secrets = [
+      vars.AGENT_KEY,
+      vars.AGENT_KEY?.slice(2),
+      vars.TOKEN,
+      vars.API_KEY,
+      rotatedFrom.token,
+      config.operatorToken,
+      config.payments.relayerPrivateKey?.slice(2),
+      ...config.sealingKeys.map((k) => k.key),
+    ].filter((x): x is string => typeof x === 'string' && x.length >= 16);
+    expect(secrets.length).toBeGreaterThanOrEqual(6);
+    const text = logLines.map((l) => JSON.stringify(l)).join('\n');
+    expect(logLines.length).toBeGreaterThan(50);
+    for (const secret of secrets)
+      expect(text.includes(secret), `a secret (${secret.slice(0, 6)}…) was logged`).toBe(false);
   });
 
   it('sign-in.mjs keeps the wallet of AGENT_KEY and does not print it again', async () => {

@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 /** Header and field names whose values never reach a log line. */
 export const REDACTED_PATHS = [
@@ -19,10 +19,12 @@ export const REDACTED_PATHS = [
   'config',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({
+/** The service's logger: JSON lines to stdout, or to `destination` (a test's sink). */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     base: { service: 'purser' },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -1,15 +1,23 @@
 // The Prometheus metrics as an operator's scraper reads them: served on their own port only,
 // in the text exposition format (parsed here by a Prometheus text-format parser), counting the
-// API's requests by route pattern, status and error code, and reading the job queue, open
-// intents, the webhook backlog and (on PostgreSQL) the database pool when scraped.
+// API's requests by route pattern, status and error code, the committed domain events and ended
+// intents, and reading the job queue, open intents, the webhook backlog, a rate lane's tokens,
+// the chain watcher's lag and (on PostgreSQL) the database pool when scraped.
 
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/support/app.ts';
+import { bearer, createAccountWithSession } from '../../test/support/identity.ts';
+import { createViemChainPort } from '../adapters/chain/viem.ts';
+import { devnetRpcUrls } from '../devnet/devnet.ts';
+import { emitEvent } from '../modules/events/index.ts';
+import { rateLaneName, takeTokens } from '../modules/ratelanes/index.ts';
+import { withTransaction, type Tx } from './db/database.ts';
 import { registerScrapedGauges } from '../metrics.ts';
 import { enqueueJob } from './jobs/index.ts';
 import { createMetrics, serveMetrics } from './metrics.ts';
 
+const devnet = inject('devnet');
 const metrics = createMetrics();
 let t: TestApp;
 let served: Awaited<ReturnType<typeof serveMetrics>>;
@@ -19,6 +27,8 @@ beforeAll(async () => {
   registerScrapedGauges(metrics, {
     db: t.db.db,
     clock: t.deps.clock,
+    chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
+    rateLanes: t.deps.config.pm.rateLanes,
     ...(t.db.kind === 'postgres' ? { pool: t.db.pool } : {}),
   });
   served = await serveMetrics(metrics, '127.0.0.1', 0);
@@ -118,6 +128,76 @@ describe('metrics', () => {
       const pool = family(families, 'purser_db_pool_connections');
       expect(Number(sample(pool, { state: 'total' })?.value)).toBeGreaterThanOrEqual(1);
     }
+  });
+
+  it('count committed domain events by kind and ended intents by status and reason, not a rolled-back one', async () => {
+    const count = (families: ParsedFamily[], name: string, labels: Record<string, string>) => {
+      const f = families.find((x) => x.name === name);
+      return Number((f && sample(f, labels)?.value) ?? '0');
+    };
+    const before = await scrape();
+    const user = await createAccountWithSession(t.db.db);
+    const made = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/keys',
+      headers: bearer(user.sessionToken),
+      payload: {},
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const aborted = (reason: string) => (tx: Tx) =>
+      emitEvent(tx, t.deps.clock, {
+        accountId: user.accountId,
+        kind: 'intent.aborted',
+        subject: 'int_metrics',
+        payload: { id: 'int_metrics', reason },
+      });
+    await withTransaction(t.db.db, aborted('SLIPPAGE_EXCEEDED'));
+    await expect(
+      withTransaction(t.db.db, async (tx) => {
+        await aborted('NEVER_COMMITTED')(tx);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    // Counted with the event's log line, a turn of the event loop after the commit.
+    await new Promise((r) => setImmediate(r));
+
+    const after = await scrape();
+    expect(family(after, 'purser_events_total').type).toBe('COUNTER');
+    expect(count(after, 'purser_events_total', { kind: 'key.created' })).toBe(
+      count(before, 'purser_events_total', { kind: 'key.created' }) + 1,
+    );
+    const ended = { status: 'aborted', reason: 'SLIPPAGE_EXCEEDED' };
+    expect(count(after, 'purser_intents_ended_total', ended)).toBe(
+      count(before, 'purser_intents_ended_total', ended) + 1,
+    );
+    expect(count(after, 'purser_intents_ended_total', { status: 'aborted', reason: 'NEVER_COMMITTED' })).toBe(
+      0,
+    );
+  });
+
+  it("read a rate lane's tokens left and the chain watcher's lag behind the head when scraped", async () => {
+    const lane = rateLaneName('polymarket', 'orders');
+    const config = t.deps.config.pm.rateLanes.orders;
+    const taken = await takeTokens(t.db.db, t.deps.clock, lane, config, 3);
+    expect(taken.ok).toBe(true);
+    // The watcher's cursor on Base at block 1: the lag is the head's number.
+    const client = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });
+    await t.db.db
+      .insertInto('chain_watch_cursors')
+      .values({ chain_id: 8453, next_block: '1', updated_at: t.deps.clock.now() })
+      .execute();
+    const head = await client.getBlockNumber(8453);
+
+    const families = await scrape();
+    const tokens = family(families, 'purser_rate_lane_tokens');
+    expect(Number(sample(tokens, { lane, of: 'capacity' })?.value)).toBe(config.capacity);
+    const left = Number(sample(tokens, { lane, of: 'left' })?.value);
+    expect(left).toBeGreaterThanOrEqual(config.capacity - 3);
+    expect(left).toBeLessThan(config.capacity);
+    const lag = Number(
+      sample(family(families, 'purser_chain_watch_lag_blocks'), { chain_id: '8453' })?.value,
+    );
+    expect(lag).toBeGreaterThanOrEqual(Number(head));
   });
 
   it('answer nothing but GET /metrics on their port', async () => {

@@ -235,9 +235,49 @@ export async function lockUntilCommit(tx: DbExecutor, name: string): Promise<voi
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(tx);
 }
 
-/** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */
-export function withTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return db.transaction().execute(fn);
+/** What runs once a transaction has committed, and the database it ran on, by transaction. */
+const openTransactions = new WeakMap<object, { db: Db; committed: (() => void)[] }>();
+
+export interface TransactionOptions {
+  isolation?: 'read committed' | 'repeatable read' | 'serializable';
+  readOnly?: boolean;
+}
+
+/**
+ * Runs `fn` in one transaction: committed when it returns, rolled back when it throws. What `fn`
+ * handed to `afterCommit` runs once the commit is done, and never when it rolled back.
+ */
+export async function withTransaction<T>(
+  db: Db,
+  fn: (tx: Tx) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  let begin = db.transaction();
+  if (options.isolation) begin = begin.setIsolationLevel(options.isolation);
+  if (options.readOnly) begin = begin.setAccessMode('read only');
+  const committed: (() => void)[] = [];
+  const result = await begin.execute((tx) => {
+    openTransactions.set(tx, { db, committed });
+    return fn(tx);
+  });
+  for (const job of committed) job();
+  return result;
+}
+
+/**
+ * Runs `job` once the work done through `executor` is committed: after the commit of the
+ * transaction `withTransaction` opened, or at once when `executor` is not in a transaction (its
+ * statements have committed when they return). `job` must not throw.
+ */
+export function afterCommit(executor: DbExecutor, job: () => void): void {
+  const open = openTransactions.get(executor);
+  if (open) open.committed.push(job);
+  else job();
+}
+
+/** The database `executor` works on: itself, or the one its transaction was opened on. */
+export function databaseOf(executor: DbExecutor): Db {
+  return openTransactions.get(executor)?.db ?? executor;
 }
 
 const CONNECTION_ERROR_CODES = new Set([

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { canonicalJson } from '../canonical-json.ts';
 import type { Clock } from '../clock.ts';
-import type { Db, Tx } from '../db/database.ts';
+import { type Db, type Tx, withTransaction } from '../db/database.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { RouteResult, StatementKey } from './results.ts';
 
@@ -89,7 +89,7 @@ export async function runIdempotent(
   fn: (tx: Tx) => Promise<RouteResult>,
 ): Promise<MutationResult> {
   if (!scope) {
-    const result = await db.transaction().execute(fn);
+    const result = await withTransaction(db, fn);
     return { ...result, text: serialize(result), replayed: false };
   }
   const stored = await findStored(db, clock, scope);
@@ -128,7 +128,7 @@ async function claimAndRun(
   let claiming = false;
   const keySql = statementKey(scope, clock);
   try {
-    return await db.transaction().execute(async (tx) => {
+    return await withTransaction(db, async (tx) => {
       // One call claims the key: it waits at most IN_FLIGHT_WAIT for a first request still in
       // flight, then puts the transaction's lock_timeout back for the domain write (migration 0019).
       claiming = true;

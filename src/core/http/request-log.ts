@@ -1,5 +1,6 @@
 // One log line per request, written when the answer has gone out: method, path, status, time
-// and, for an error, its code from the spec's error body. (Fastify's own request logging writes
+// and, for an error, its code from the spec's error body; none for a request whose domain event's
+// line tells what it did (an intent's admission: `toldByEventLine`). (Fastify's own request logging writes
 // two lines per request and neither names the error.) The line where a request starts is kept
 // at debug level, for following requests in flight.
 
@@ -7,10 +8,19 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Metrics } from '../metrics.ts';
 
 const errorCodes = new WeakMap<FastifyRequest, string>();
+const toldByEvent = new WeakSet<FastifyRequest>();
 
 /** Remembers the error code a request was answered with, for its request line. */
 export function noteErrorCode(req: FastifyRequest, code: string): void {
   errorCodes.set(req, code);
+}
+
+/**
+ * Says that a domain event's line tells what the request did (an intent admitted): its request line
+ * is not written when it succeeds, so the hot path writes one line, not two. It is still counted.
+ */
+export function toldByEventLine(req: FastifyRequest): void {
+  toldByEvent.add(req);
 }
 
 /** Writes the request line and, with `metrics`, counts the request by its route's pattern. */
@@ -28,6 +38,7 @@ export function logRequests(fastify: FastifyInstance, metrics?: Metrics): void {
       code ?? '',
       reply.elapsedTime / 1000,
     );
+    if (reply.statusCode < 400 && toldByEvent.has(req)) return done();
     req.log.info(
       {
         req: { method: req.method, url: req.url },

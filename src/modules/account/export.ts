@@ -5,7 +5,7 @@
 import { accountWatch } from '../chainwatch/index.ts';
 import { exportOrders, exportPositions, listCredentialViews } from '../pm/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Db, Tx } from '../../core/db/database.ts';
+import { type Db, type Tx, withTransaction } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import { formatUsd } from '../../core/money.ts';
 import { exportAutoTopup } from '../billing/auto-topup.ts';
@@ -75,10 +75,9 @@ export async function buildAccountExport(
   /** Whether statement exports go to an S3 bucket (config), for `statements_manifest.bucket_bound`. */
   statementsBucketBound = false,
 ): Promise<AccountExport> {
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute((tx) => readExport(tx, clock, accountId, bound, statementsBucketBound));
+  return withTransaction(db, (tx) => readExport(tx, clock, accountId, bound, statementsBucketBound), {
+    isolation: 'repeatable read',
+  });
 }
 
 async function readExport(

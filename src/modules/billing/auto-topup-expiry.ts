@@ -1,7 +1,7 @@
 // The `auto_topup.expire` job: ready arrows past their validBefore are expired.
 
 import type { Clock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/database.ts';
+import { type Db, withTransaction } from '../../core/db/database.ts';
 import { formatUsd } from '../../core/money.ts';
 import { recordAudit } from '../audit/index.ts';
 import { emitEvent } from '../events/index.ts';
@@ -14,7 +14,7 @@ import { arrowView, unixSeconds } from './auto-topup-state.ts';
  * minute). Returns how many expired.
  */
 export async function expireArrows(db: Db, clock: Clock, limit = 500): Promise<number> {
-  return db.transaction().execute(async (tx) => {
+  return withTransaction(db, async (tx) => {
     const now = clock.now();
     const expired = await expireReadyArrows(tx, unixSeconds(now), now, limit);
     for (const arrow of expired) {

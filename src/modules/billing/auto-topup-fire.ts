@@ -5,7 +5,7 @@
 
 import { getAddress, type Hex } from 'viem';
 import type { Clock } from '../../core/clock.ts';
-import type { DbExecutor, Tx } from '../../core/db/database.ts';
+import { type DbExecutor, type Tx, withTransaction } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import { formatUsd, MAX_USD_MICRO } from '../../core/money.ts';
 import { recordAudit } from '../audit/index.ts';
@@ -219,7 +219,7 @@ async function failArrow(
   settlementId: string | null,
   refire = false,
 ): Promise<void> {
-  await deps.db.transaction().execute(async (tx) => {
+  await withTransaction(deps.db, async (tx) => {
     const now = deps.clock.now();
     const failed = await markArrowFailed(tx, arrow.id, reason, settlementId, now);
     if (!failed) return;

@@ -34,6 +34,7 @@ import {
   type AutoTopupState,
 } from './auto-topup-state.ts';
 import { MIN_TOPUP_MICRO } from './topups.ts';
+import { withTransaction } from '../../core/db/database.ts';
 
 function arrowRefused(index: number, reason: string, message: string): AppError {
   return new AppError(
@@ -133,7 +134,7 @@ export async function addArrows(
   }
   deadline?.check('storing the arrows');
 
-  return deps.db.transaction().execute(async (tx) => {
+  return withTransaction(deps.db, async (tx) => {
     await lockQuiver(tx, accountId);
     const counts = await quiverCounts(tx, accountId);
     if (counts.ready + fresh.length > QUIVER_CAP) {

@@ -64,7 +64,14 @@ export interface ChargeFeeParameters {
 }
 
 export type ChargeFeeResult =
-  | { charged: true; feeMicroUsd: bigint; groupId: string; balanceMicro: bigint | null }
+  | {
+      charged: true;
+      feeMicroUsd: bigint;
+      groupId: string;
+      balanceMicro: bigint | null;
+      /** Booked before under the same settlement: nothing new was written, `then` did not run. */
+      replayed: boolean;
+    }
   | { charged: false; reason: 'metering_off' };
 
 /**
@@ -107,6 +114,7 @@ function chargeOutcome(params: ChargeFeeParameters, res: DebitFeeResult): Charge
       feeMicroUsd: params.feeMicroUsd,
       groupId: res.groupId,
       balanceMicro: res.balanceMicro,
+      replayed: res.replayed,
     };
   }
   if (res.reason === 'insufficient') throw paymentRequired(res);

@@ -11,7 +11,7 @@ import type { DbExecutor } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import { newId } from '../../core/ids.ts';
 import { formatUsd } from '../../core/money.ts';
-import { eventCall } from '../events/index.ts';
+import { eventCall, type EventCall } from '../events/index.ts';
 import {
   FEE_REVENUE,
   postGroup,
@@ -66,7 +66,10 @@ export async function debitFee(
   clock: Clock,
   params: DebitFeeParameters,
 ): Promise<DebitFeeResult> {
-  return debitOutcome(params, await postGroup(tx, clock, feeGroup(clock, params)));
+  const { group, debited } = feeGroup(clock, params);
+  const result = await postGroup(tx, clock, group);
+  if (result.ok && !result.replayed) debited.committed(tx);
+  return debitOutcome(params, result);
 }
 
 /**
@@ -79,17 +82,34 @@ export async function debitFeeAlone(
   params: DebitFeeParameters,
   guard?: BookingGuard,
 ): Promise<DebitFeeResult> {
-  return debitOutcome(params, await batcher.post(clock, feeGroup(clock, params), guard));
+  const { group, debited } = feeGroup(clock, params);
+  const result = await batcher.post(clock, group, guard);
+  if (result.ok && !result.replayed) debited.committed(batcher.db);
+  return debitOutcome(params, result);
 }
 
 /** The fee's ledger group, with its `balance.debited` event and the caller's `then` calls. */
-function feeGroup(clock: Clock, params: DebitFeeParameters): PostGroupParameters {
+function feeGroup(
+  clock: Clock,
+  params: DebitFeeParameters,
+): { group: PostGroupParameters; debited: EventCall } {
   if (params.feeMicroUsd <= 0n) throw new RangeError('debitFee: the fee must be positive');
   if (!PRODUCT.test(params.product)) throw new RangeError(`debitFee: bad product ${params.product}`);
   if (params.wallet != null && !/^0x[0-9a-fA-F]{40}$/.test(params.wallet))
     throw new RangeError(`debitFee: bad wallet ${params.wallet}`);
   const groupId = params.groupId ?? newId('lgr');
-  return {
+  const debited = eventCall(clock, {
+    accountId: params.accountId,
+    kind: 'balance.debited',
+    subject: groupId,
+    payload: {
+      product: params.product,
+      fee_usd: formatUsd(params.feeMicroUsd),
+      group_id: groupId,
+      wallet: params.wallet?.toLowerCase() ?? null,
+    },
+  });
+  const group: PostGroupParameters = {
     settlementId: params.settlementId,
     accountId: params.accountId,
     kind: `fee.${params.product}`,
@@ -97,24 +117,12 @@ function feeGroup(clock: Clock, params: DebitFeeParameters): PostGroupParameters
     policyHash: params.policyHash ?? null,
     groupId,
     // The debit's event is recorded in the booking's own statement, with what the fee paid for.
-    then: [
-      eventCall(clock, {
-        accountId: params.accountId,
-        kind: 'balance.debited',
-        subject: groupId,
-        payload: {
-          product: params.product,
-          fee_usd: formatUsd(params.feeMicroUsd),
-          group_id: groupId,
-          wallet: params.wallet?.toLowerCase() ?? null,
-        },
-      }).call,
-      ...(params.then ?? []),
-    ],
+    then: [debited.call, ...(params.then ?? [])],
     memo: params.wallet
       ? { product: params.product, wallet: params.wallet.toLowerCase() }
       : { product: params.product },
   };
+  return { group, debited };
 }
 
 function debitOutcome(params: DebitFeeParameters, result: PostGroupResult): DebitFeeResult {

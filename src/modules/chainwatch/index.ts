@@ -13,7 +13,7 @@ export {
   driftsPage,
   DriftSchema,
 } from './routes.ts';
-export { accountWatch } from './store.ts';
+export { accountWatch, watchCursors } from './store.ts';
 export {
   chainHoldingsAt,
   watchChain,

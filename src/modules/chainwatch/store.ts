@@ -215,6 +215,21 @@ export async function readCursor(db: DbExecutor, chainId: number): Promise<bigin
   return row ? BigInt(row.next_block) : null;
 }
 
+/** Every chain's cursor: the next block to read, and when it last moved. */
+export async function watchCursors(
+  db: DbExecutor,
+): Promise<{ chainId: number; nextBlock: bigint; updatedAt: Date }[]> {
+  const rows = await db
+    .selectFrom('chain_watch_cursors')
+    .select(['chain_id', 'next_block', 'updated_at'])
+    .execute();
+  return rows.map((r) => ({
+    chainId: r.chain_id,
+    nextBlock: BigInt(r.next_block),
+    updatedAt: new Date(r.updated_at),
+  }));
+}
+
 export async function moveCursor(tx: DbExecutor, chainId: number, next: bigint, at: Date): Promise<void> {
   await tx
     .updateTable('chain_watch_cursors')

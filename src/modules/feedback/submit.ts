@@ -10,7 +10,7 @@
 import { actorName } from '../../core/http/actor.ts';
 import { getAddress } from 'viem';
 import type { Clock } from '../../core/clock.ts';
-import type { Tx } from '../../core/db/database.ts';
+import type { DbExecutor, Tx } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import type { Actor } from '../../core/http/actor.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
@@ -114,7 +114,7 @@ export async function recordPrepaidFeedback(
   input: FeedbackInput,
 ): Promise<PrepaidFeedbackResult> {
   const request = prepaidFeedback(deps, actor, input);
-  const paid = await request.charged(() => chargeFee(tx, deps, request.charge));
+  const paid = await request.charged(() => chargeFee(tx, deps, request.charge), tx);
   if (paid) return paid;
   // Metering is off: nothing was booked, so nothing of `then` ran. Record it free.
   const free = request.free();
@@ -138,11 +138,12 @@ export async function recordPrepaidFeedbackAlone(
   key: StatementKey | null,
 ): Promise<PrepaidFeedbackResult | null> {
   const request = prepaidFeedback(deps, actor, input);
-  if (!key) return request.charged(() => chargeFeeAlone(deps, request.charge));
+  if (!key) return request.charged(() => chargeFeeAlone(deps, request.charge), deps.db);
   // The stored answer is written with the booking, so it is exactly the answer sent.
   const charge = { ...request.charge, then: [...(request.charge.then ?? []), key.answer(request.answer)] };
-  return request.charged(() =>
-    chargeFeeAlone(deps, charge, { before: (wait) => key.claim(wait), unlessBooked: key.release }),
+  return request.charged(
+    () => chargeFeeAlone(deps, charge, { before: (wait) => key.claim(wait), unlessBooked: key.release }),
+    deps.db,
   );
 }
 
@@ -195,28 +196,33 @@ function prepaidFeedback(deps: Pick<FeedbackDeps, 'config' | 'clock'>, actor: Ac
   const groupId = newId('lgr');
   const paid: FeedbackReceipt = { id, status: 'open', charged_usd: formatUsd(feeMicro), paid_ref: groupId };
   const paidFacts = facts(paid, 'prepaid');
+  const created = eventCall(deps.clock, paidFacts.event);
   const charge: ChargeFeeParameters = {
     accountId,
     product: 'feedback',
     feeMicroUsd: feeMicro,
     settlementId: `fee:feedback:${id}`,
     groupId,
-    then: [
-      featureRequestCall(row),
-      eventCall(deps.clock, paidFacts.event).call,
-      auditCall(deps.clock, paidFacts.audit).call,
-    ],
+    then: [featureRequestCall(row), created.call, auditCall(deps.clock, paidFacts.audit).call],
   };
   return {
     row,
     charge,
     /** The answer once the fee is booked (what an Idempotency-Key stores for replay). */
     answer: prepaidFeedbackAnswer({ state: 'created', receipt: paid }),
-    /** Runs the charge: the created result, payment_required, or null when metering is off. */
-    async charged(run: () => Promise<ChargeFeeResult>): Promise<PrepaidFeedbackResult | null> {
+    /**
+     * Runs the charge (its statements through `on`): the created result, payment_required, or null
+     * when metering is off.
+     */
+    async charged(
+      run: () => Promise<ChargeFeeResult>,
+      on: DbExecutor,
+    ): Promise<PrepaidFeedbackResult | null> {
       try {
         const result = await run();
-        return result.charged ? { state: 'created', receipt: paid } : null;
+        if (!result.charged) return null;
+        if (!result.replayed) created.committed(on);
+        return { state: 'created', receipt: paid };
       } catch (err) {
         if (err instanceof AppError && err.code === 'PAYMENT_REQUIRED') return { state: 'payment_required' };
         throw err;

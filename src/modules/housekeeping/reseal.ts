@@ -5,7 +5,7 @@
 // of the ring opens is left as it is and counted (the operator removed a key too early).
 
 import { sql } from 'kysely';
-import type { Db } from '../../core/db/database.ts';
+import { type Db, withTransaction } from '../../core/db/database.ts';
 import { venueCredentialContext, webhookSecretContext, type SealingKeyring } from '../../core/sealing.ts';
 
 const RESEAL_BATCH = 200;
@@ -25,7 +25,7 @@ export async function resealStale(db: Db, keyring: SealingKeyring): Promise<Rese
   // Webhook secrets, by account id.
   let after = '';
   for (;;) {
-    const batch = await db.transaction().execute(async (tx) => {
+    const batch = await withTransaction(db, async (tx) => {
       const { rows } = await sql<{ account_id: string; secret_sealed: string }>`
         SELECT account_id, secret_sealed FROM webhook_endpoints
         WHERE secret_sealed IS NOT NULL AND NOT starts_with(secret_sealed, ${current}) AND account_id > ${after}
@@ -50,7 +50,7 @@ export async function resealStale(db: Db, keyring: SealingKeyring): Promise<Rese
   // Venue credentials, by id; revocation overwrites `sealed` with NULL, so a revoked one is skipped.
   let afterId = '00000000-0000-0000-0000-000000000000';
   for (;;) {
-    const batch = await db.transaction().execute(async (tx) => {
+    const batch = await withTransaction(db, async (tx) => {
       const { rows } = await sql<{ id: string; account_id: string; venue: string; sealed: string }>`
         SELECT id, account_id, venue, sealed FROM venue_credentials
         WHERE sealed IS NOT NULL AND NOT starts_with(sealed, ${current}) AND id > ${afterId}::uuid

@@ -1,5 +1,6 @@
 import { unavailable } from '../../core/errors/app-error.ts';
 import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
+import { toldByEventLine } from '../../core/http/request-log.ts';
 import {
   defineRoute,
   type ResourceWalletLocator,
@@ -125,13 +126,22 @@ export const intentsRoutes: RouteDefinition[] = [
         // Two round trips: the context, then the reservation, the fee, the intent and the
         // Idempotency-Key's claim and answer in one statement committed alone (batched with
         // concurrent bookings); with metering off (no fee to book) a transaction instead.
-        return await ctx.mutateAlone(
+        // Admitted here (not replayed), the request's log line is the intent.planned event's.
+        let admitted = false;
+        const answer = await ctx.mutateAlone(
           async (key) => {
             const intent = await admitIntentAlone(deps, actor, ctx.body, key);
+            admitted = intent !== null;
             return intent === null ? null : { status: 201, body: intent };
           },
-          async (tx) => ({ status: 201, body: await admitIntent(tx, deps, actor, ctx.body) }),
+          async (tx) => {
+            const intent = await admitIntent(tx, deps, actor, ctx.body);
+            admitted = true;
+            return { status: 201, body: intent };
+          },
         );
+        if (admitted) toldByEventLine(ctx.req);
+        return answer;
       } catch (err) {
         if (!(err instanceof DispatchRefused)) throw err;
         // Not admitted: the admission rolled back (no reservation, no fee, no stored answer), and

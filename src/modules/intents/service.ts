@@ -478,14 +478,15 @@ export async function admitIntentAlone(
   const { row, facts } = admission;
   const intent = toIntent(row);
   const now = deps.clock.now();
+  const planned = eventCall(deps.clock, {
+    accountId: row.account_id,
+    kind: 'intent.planned',
+    subject: row.id,
+    payload: facts,
+  });
   const then = [
     intentCall(row),
-    eventCall(deps.clock, {
-      accountId: row.account_id,
-      kind: 'intent.planned',
-      subject: row.id,
-      payload: facts,
-    }).call,
+    planned.call,
     auditCall(deps.clock, admission.audit).call,
     jobCall(deps.clock, { name: EXECUTE_JOB, payload: { intent_id: row.id }, singletonKey: row.id }),
     ...(key ? [key.answer({ status: 201, body: intent })] : []),
@@ -499,7 +500,9 @@ export async function admitIntentAlone(
         unlessBooked: releaseSpendCall(key ? key.release : null, row.id, now),
       },
     );
-    return fee.charged ? intent : null;
+    if (!fee.charged) return null;
+    if (!fee.replayed) planned.committed(deps.db);
+    return intent;
   } catch (err) {
     const refused = reservationRefusal(err);
     if (refused) throw reservationRefused(row.wallet, refused);

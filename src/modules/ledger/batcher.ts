@@ -48,7 +48,7 @@ export class GroupBatcher {
   readonly stats: BatcherStats = { batches: 0, bookings: 0, fallbacks: 0, waited: 0, largest: 0 };
 
   constructor(
-    private readonly db: Db,
+    readonly db: Db,
     private readonly options: GroupBatcherOptions = DEFAULT_BATCHER_OPTIONS,
   ) {}
 

@@ -3,6 +3,7 @@
 
 import { Type, type TSchema } from 'typebox';
 import { AppError, notFound } from '../../core/errors/app-error.ts';
+import { afterCommit } from '../../core/db/database.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import { parseUsd, USD_PATTERN } from '../../core/money.ts';
 import { findAccountByAddress, findAccountById } from '../account/index.ts';
@@ -331,6 +332,12 @@ export const opsRoutes: RouteDefinition[] = [
         const state = await setSwitch(tx, ctx.deps.clock, ctx.body, {
           clientIp: ctx.clientIp,
           userAgent: ctx.userAgent,
+        });
+        // The flip's own line, once committed: a warning when execution stops.
+        afterCommit(tx, () => {
+          const line = { event: 'switch.flipped', ...state };
+          if (state.enabled) ctx.req.log.info(line, 'switch.flipped');
+          else ctx.req.log.warn(line, 'switch.flipped');
         });
         return { status: 200, body: state };
       });

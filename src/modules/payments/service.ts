@@ -21,7 +21,7 @@ import {
 import type { ChainPort } from '../../adapters/chain/port.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Db, DbExecutor, Tx } from '../../core/db/database.ts';
+import { type Db, type DbExecutor, type Tx, withTransaction } from '../../core/db/database.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
 import { newId } from '../../core/ids.ts';
@@ -283,7 +283,7 @@ export async function submitPayment(
   params.deadline?.check('reading the chain head');
   const fromBlock = await chain.getBlockNumber(params.terms.chainId);
   const now = deps.clock.now();
-  const { row, created } = await deps.db.transaction().execute(async (tx) => {
+  const { row, created } = await withTransaction(deps.db, async (tx) => {
     const existing = await findExistingSettlement(tx, params.terms, params.submitted);
     if (existing) return { row: existing, created: false };
     if (params.admit) await params.admit(tx);
@@ -421,7 +421,7 @@ async function finalizeSettled(
   id: string,
   txHash: Hex,
 ): Promise<PaymentOutcome> {
-  await deps.db.transaction().execute(async (tx) => {
+  await withTransaction(deps.db, async (tx) => {
     const open = await lockOpenSettlement(tx, id);
     if (!open) return;
     const effect = effects[open.purpose];

@@ -7,7 +7,7 @@
 import { decimalToUnits } from '../../adapters/pm-venue/order-amounts.ts';
 import type { ClobTrade } from '../../adapters/pm-venue/port.ts';
 import { sql } from 'kysely';
-import type { DbExecutor } from '../../core/db/database.ts';
+import { type DbExecutor, withTransaction } from '../../core/db/database.ts';
 import { invalidRequest } from '../../core/errors/app-error.ts';
 import { formatUsd } from '../../core/money.ts';
 import type { Actor } from '../../core/http/actor.ts';
@@ -146,7 +146,7 @@ export async function syncFills(
           cost_micro: cost.toString(),
           fee_micro: fee.toString(),
         };
-        const booked = await deps.db.transaction().execute(async (tx) => {
+        const booked = await withTransaction(deps.db, async (tx) => {
           const res = await postGroup(tx, deps.clock, {
             settlementId: `pm:fill:${fill.tradeId}:${fill.orderId}`,
             accountId,

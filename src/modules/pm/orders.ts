@@ -34,7 +34,7 @@ import {
   type PolymarketClobPort,
 } from '../../adapters/pm-venue/port.ts';
 import type { Config } from '../../config.ts';
-import { lockUntilCommit, type Db, type DbExecutor } from '../../core/db/database.ts';
+import { type Db, type DbExecutor, lockUntilCommit, withTransaction } from '../../core/db/database.ts';
 import { AppError, invalidRequest, notFound, unavailable } from '../../core/errors/app-error.ts';
 import { actorName, type Actor } from '../../core/http/actor.ts';
 import { inFlight, keyReusedError } from '../../core/http/idempotency.ts';
@@ -251,7 +251,7 @@ async function admitOrder(
   const giveBack = await takeOrderToken(deps);
 
   try {
-    return await deps.db.transaction().execute(async (tx): Promise<Admitted> => {
+    return await withTransaction(deps.db, async (tx): Promise<Admitted> => {
       await assertSwitchesReadable(tx, { accountId, wallet });
       const policy = await getActivePolicy(tx, deps.registry, accountId, wallet);
       if (!policy) throw noPolicyError(wallet);
@@ -624,7 +624,7 @@ export async function submitOrder(
   const giveBack = await takeOrderToken(deps);
   let auth: ClobL2Auth;
   try {
-    auth = await deps.db.transaction().execute(async (tx) => {
+    auth = await withTransaction(deps.db, async (tx) => {
       // Claimed once: a second submit finds it transmitting (409).
       const claimed = await updateOrder(
         tx,
@@ -745,7 +745,7 @@ async function closeUnsent(
   status: 'rejected' | 'swept',
   why: string,
 ): Promise<void> {
-  await deps.db.transaction().execute(async (tx) => {
+  await withTransaction(deps.db, async (tx) => {
     const closed = await updateOrder(
       tx,
       row.id,
@@ -764,7 +764,7 @@ async function closeUnsent(
 }
 
 async function recordPlaced(deps: OrderDeps, row: PmOrderRow, venueStatus: string): Promise<PmOrderRow> {
-  return deps.db.transaction().execute(async (tx) => {
+  return withTransaction(deps.db, async (tx) => {
     const placed = await updateOrder(
       tx,
       row.id,
@@ -833,11 +833,9 @@ export async function venueAuth(
   credentialId: string,
   operation: 'orders.read' | 'order.cancel' | 'fills.sync',
 ): Promise<ClobL2Auth> {
-  const used = await deps.db
-    .transaction()
-    .execute((tx) =>
-      useCredential(tx, deps, { accountId: actor.principal.accountId, credentialId, operation, actor }),
-    );
+  const used = await withTransaction(deps.db, (tx) =>
+    useCredential(tx, deps, { accountId: actor.principal.accountId, credentialId, operation, actor }),
+  );
   if (!used) throw noActiveCredential(credentialId);
   if (used.material.venue !== 'polymarket' || !used.row.signer_address) {
     throw invalidRequest(`credential_id: a ${used.row.venue} credential has no polymarket orders.`);
@@ -910,7 +908,7 @@ export async function listRestingOrders(
 /** Marks the account's orders the venue cancelled: their exposure is released (events per order). */
 async function recordCancelled(deps: OrderDeps, accountId: string, orderIds: string[]): Promise<void> {
   if (orderIds.length === 0) return;
-  await deps.db.transaction().execute(async (tx) => {
+  await withTransaction(deps.db, async (tx) => {
     const rows = await tx
       .updateTable('pm_orders')
       .set({ status: 'cancelled', venue_status: 'CANCELED', updated_at: deps.clock.now() })
@@ -1077,7 +1075,7 @@ export async function reconcileTransmitting(
  * revoked credential cannot ask: `pending`. Never sends anything.
  */
 async function reconcileOrder(deps: OrderDeps, row: PmOrderRow): Promise<'placed' | 'closed' | 'pending'> {
-  const used = await deps.db.transaction().execute((tx) =>
+  const used = await withTransaction(deps.db, (tx) =>
     useCredential(tx, deps, {
       accountId: row.account_id,
       credentialId: row.credential_id,

@@ -91,6 +91,7 @@ import {
 } from './schemas.ts';
 import { getCredentialMeta } from './store.ts';
 import { useCredential } from './usage.ts';
+import { withTransaction } from '../../core/db/database.ts';
 
 const TAGS = ['prediction markets'];
 
@@ -262,7 +263,7 @@ export const pmRoutes: RouteDefinition[] = [
         });
       }
       // The use is recorded (audit, watch) whatever the venue answers.
-      const used = await ctx.deps.db.transaction().execute((tx) =>
+      const used = await withTransaction(ctx.deps.db, (tx) =>
         useCredential(tx, deps, {
           accountId,
           credentialId: ctx.params.id,

@@ -156,11 +156,9 @@ async function wrapLocked(
   }
 
   // The use is recorded (audit, watch) before anything is signed; the key is opened here only.
-  const used = await deps.db
-    .transaction()
-    .execute((tx) =>
-      useCredential(tx, deps, { accountId, credentialId: request.credential_id, operation: 'wrap', actor }),
-    );
+  const used = await withTransaction(deps.db, (tx) =>
+    useCredential(tx, deps, { accountId, credentialId: request.credential_id, operation: 'wrap', actor }),
+  );
   if (!used) throw noActiveCredential(request.credential_id);
   if (used.material.venue !== 'polymarket' || !used.material.signer_key) {
     throw notWrappable('This credential holds no signer key.', 'Store the credential with its signer_key.');

@@ -42,6 +42,8 @@ export interface WebhookDispatcherParameters {
   /** Per-attempt request timeout; default 10 s. */
   timeoutMs?: number;
   workerId?: string;
+  /** Counts a settled delivery (metrics): its outcome, the event's kind, seconds since the event. */
+  observe?: (outcome: 'delivered' | 'dead_lettered', kind: string, seconds: number) => void;
 }
 
 export interface WebhookDispatcher {
@@ -237,10 +239,24 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
         dead.attempts, ${outcome.status}, ${outcome.error}, dead.created_at, ${now}
       FROM dead
       ON CONFLICT (event_id) DO NOTHING`.execute(db);
-    log.warn(
-      { eventId: row.event_id, accountId: row.account_id, attempts: row.attempts },
-      'webhook dead-lettered',
-    );
+    settled(row, 'dead_lettered', outcome, now);
+  }
+
+  /** The line (and count) of a delivery settled: delivered, or dead-lettered after its last retry. */
+  function settled(row: Claimed, outcome: 'delivered' | 'dead_lettered', attempt: Outcome, now: Date) {
+    const seconds = Math.max(0, (now.getTime() - new Date(row.event_created_at).getTime()) / 1000);
+    const line = {
+      event: `webhook.${outcome}`,
+      event_id: row.event_id,
+      account_id: row.account_id,
+      kind: row.kind,
+      attempts: row.attempts,
+      status: attempt.status,
+      seconds_since_event: seconds,
+    };
+    if (outcome === 'delivered') log.info(line, 'webhook.delivered');
+    else log.warn({ ...line, error: attempt.error }, 'webhook.dead_lettered');
+    params.observe?.(outcome, row.kind, seconds);
   }
 
   async function runOnce(): Promise<number> {
@@ -268,8 +284,12 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
     );
     // Left unrecorded (a lost connection), the rows stay leased and are delivered again after the lease.
     if (delivered.length > 0) {
-      await recordDelivered(delivered).catch((err: unknown) =>
-        log.error({ err, events: delivered.length }, 'could not record webhook deliveries'),
+      await recordDelivered(delivered).then(
+        () => {
+          const now = clock.now();
+          for (const d of delivered) settled(d.row, 'delivered', d.outcome, now);
+        },
+        (err: unknown) => log.error({ err, events: delivered.length }, 'could not record webhook deliveries'),
       );
     }
     return rows.length;

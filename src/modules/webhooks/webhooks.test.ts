@@ -94,6 +94,20 @@ afterEach(() => {
   receiver.mode = 'up';
 });
 
+/** A dispatcher's log lines and settled deliveries as it reports them. */
+function recorded() {
+  const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+  const settled: { outcome: string; kind: string; seconds: number }[] = [];
+  const line = (level: string) => (fields: object, msg: string) =>
+    lines.push({ level, msg, fields: fields as Record<string, unknown> });
+  return {
+    lines,
+    settled,
+    log: { info: line('info'), warn: line('warn'), error: line('error') },
+    observe: (outcome: string, kind: string, seconds: number) => settled.push({ outcome, kind, seconds }),
+  };
+}
+
 function dispatcher(overrides: Partial<WebhookDispatcherParameters> = {}) {
   return createWebhookDispatcher({
     db: t.db.db,
@@ -255,7 +269,8 @@ describe('webhook delivery', () => {
       payload: { scopes: ['read'] },
     });
     expect(created.statusCode).toBe(201);
-    const d = dispatcher();
+    const seen = recorded();
+    const d = dispatcher({ log: seen.log, observe: seen.observe });
     expect(await d.drain()).toBe(4);
     expect(await d.drain()).toBe(0);
     expect(receiver.rejected).toEqual([]);
@@ -269,6 +284,18 @@ describe('webhook delivery', () => {
       .execute();
     expect(states).toHaveLength(4);
     expect(states.every((s) => s.state === 'delivered' && s.attempts === 1)).toBe(true);
+    // One line per delivery, naming its event, and each counted with its time since the event.
+    const delivered = seen.lines.filter((l) => l.msg === 'webhook.delivered');
+    expect(delivered.map((l) => l.fields['event_id']).filter((id) => ids.includes(id as string))).toEqual(
+      ids,
+    );
+    expect(delivered.find((l) => l.fields['kind'] === 'key.created')?.fields).toMatchObject({
+      account_id: accountId,
+      attempts: 1,
+      status: 204,
+    });
+    expect(seen.settled.filter((x) => x.outcome === 'delivered')).toHaveLength(4);
+    expect(seen.settled.every((x) => x.seconds >= 0)).toBe(true);
   });
 
   it('a receiver that is down and comes back gets every event', async () => {
@@ -291,7 +318,8 @@ describe('webhook delivery', () => {
     const { accountId, headers } = await accountWithEndpoint();
     receiver.mode = 'down';
     const [first, second] = await emit(accountId, 2);
-    const d = dispatcher();
+    const seen = recorded();
+    const d = dispatcher({ log: seen.log, observe: seen.observe });
     let attempts = 0;
     const started = clock.now().getTime();
     for (let i = 0; i < MAX_DELIVERY_ATTEMPTS; i++) {
@@ -305,6 +333,13 @@ describe('webhook delivery', () => {
     expect(days).toBeLessThan(3.5);
     clock.advance(86_400_000);
     expect(await d.drain()).toBe(0);
+    // Each dead letter is a warning line with its event and its last answer, and is counted.
+    const dead = seen.lines.filter((l) => l.msg === 'webhook.dead_lettered');
+    expect(dead.map((l) => l.level)).toEqual(['warn', 'warn']);
+    expect(dead.map((l) => l.fields['event_id']).sort()).toEqual([first, second].sort());
+    expect(dead[0]?.fields).toMatchObject({ attempts: MAX_DELIVERY_ATTEMPTS, status: 503 });
+    expect(seen.settled.map((x) => x.outcome)).toEqual(['dead_lettered', 'dead_lettered']);
+    expect(seen.settled[0]!.seconds / 86_400).toBeGreaterThan(2.5);
 
     const res = await t.app.fastify.inject({ method: 'GET', url: '/v1/webhooks/failures', headers });
     expect(res.statusCode).toBe(200);
