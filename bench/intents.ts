@@ -266,6 +266,9 @@ async function main(): Promise<number> {
     service = await startServiceProcess({
       env: {
         ...database.env,
+        // The service logs as it does in production (info: one line per request or domain event);
+        // BENCH_LOG_LEVEL=warn leaves the lines out.
+        LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'info',
         RATE_LIMIT_PUBLIC_PER_MINUTE: '10000000',
         // No executor drains the queue during a bench: its bounds must not refuse the load.
         INTENT_QUEUE_PER_WALLET: '100000',
