@@ -54,7 +54,9 @@ async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
+  // The service logs to stdout; a command whose stdout is its answer (ops, migrate, screening)
+  // logs to stderr, so its output stays machine-readable.
+  const log = createLogger(config.logLevel, command === 'serve' || command === 'worker' ? 1 : 2);
 
   switch (command) {
     case 'migrate': {

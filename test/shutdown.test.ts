@@ -44,7 +44,7 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  for (const s of started) await s.stop('SIGKILL').catch(() => undefined);
+  for (const s of started) await s.stop('SIGKILL');
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -20,15 +20,19 @@ export const REDACTED_PATHS = [
 ];
 
 /**
- * The service's logger: JSON lines to stdout, or to `destination` (a test's sink). Stdout is
- * written asynchronously: a line is queued and the lines queued meanwhile go out together in one
- * write, so a busy request path never waits on the pipe; what is queued is flushed on exit.
+ * The service's logger: JSON lines to stdout (1), to stderr (2: a command whose stdout is its
+ * answer), or to `destination` (a test's sink). A file descriptor is written asynchronously: a
+ * line is queued and the lines queued meanwhile go out together in one write, so a busy request
+ * path never waits on the pipe; what is queued is flushed on exit.
  */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+export function createLogger(level: string, destination: DestinationStream | 1 | 2 = 1): Logger {
   const options = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     base: { service: 'purser' },
   };
-  return pino(options, destination ?? pinoDestination({ dest: 1, sync: false }));
+  return pino(
+    options,
+    typeof destination === 'number' ? pinoDestination({ dest: destination, sync: false }) : destination,
+  );
 }

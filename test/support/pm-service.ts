@@ -66,7 +66,7 @@ export function pmServiceEnv(clob: ClobFake, sealing: { id: string; key: string 
 
 /** Kills every process of the run, stops the fake and drops the database. */
 export async function stopPmProcesses(run: PmProcesses | undefined): Promise<void> {
-  for (const s of run?.running ?? []) await s.stop('SIGKILL').catch(() => undefined);
+  for (const s of run?.running ?? []) await s.stop('SIGKILL');
   await run?.clob.stop();
   await run?.database.drop();
 }

@@ -46,7 +46,8 @@ export interface StartServiceOptions {
 
 /**
  * The child's environment: the parent's, minus every setting Purser reads (so a developer's
- * DATABASE_URL or PORT never leaks into a test), plus a quiet development default and `overrides`.
+ * DATABASE_URL or PORT never leaks into a test), plus a development default logging at info (every
+ * line is searched for secrets when it stops) and `overrides`.
  */
 export function serviceEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -66,19 +67,44 @@ export function serviceEnv(overrides: Record<string, string>): NodeJS.ProcessEnv
     HOST: '127.0.0.1',
     PORT: '0',
     DEVNET: 'false',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'info',
     ...overrides,
   };
 }
 
 /** Starts the service and resolves once it listens (not necessarily ready: see `waitUntilReady`). */
+/** The secrets a service started with `env` holds: none may appear in a line it writes. */
+function secretsOf(env: Record<string, string | undefined>): { name: string; value: string }[] {
+  const found: { name: string; value: string }[] = [];
+  const add = (name: string, value: string | undefined) => {
+    if (value && value.length >= 12) found.push({ name, value });
+  };
+  for (const entry of (env['PURSER_SEALING_KEYS'] ?? '').split(','))
+    add('PURSER_SEALING_KEYS', entry.split(':')[1]?.trim());
+  for (const name of [
+    'PURSER_SEALING_KEY',
+    'PURSER_OPERATOR_TOKEN',
+    'PURSER_EXECUTOR_PRIVATE_KEY',
+    'PURSER_RELAYER_PRIVATE_KEY',
+    'ZEROX_API_KEY',
+    'SAFE_TX_SERVICE_API_KEY',
+  ]) {
+    add(name, env[name]?.replace(/^0x/, ''));
+  }
+  const password = /^postgres(?:ql)?:\/\/[^:/@]+:([^@]+)@/.exec(env['DATABASE_URL'] ?? '')?.[1];
+  add('DATABASE_URL password', password);
+  return found;
+}
+
 export async function startServiceProcess(options: StartServiceOptions): Promise<ServiceProcess> {
+  const env = serviceEnv(options.env);
+  const secrets = secretsOf(env);
   const child = spawn(
     process.execPath,
     [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts', options.command ?? 'serve'],
     {
       cwd: REPO_ROOT,
-      env: serviceEnv(options.env),
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -145,14 +171,20 @@ export async function startServiceProcess(options: StartServiceOptions): Promise
   };
 
   const stop = async (signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<ExitStatus> => {
-    if (status) return status;
-    child.kill(signal);
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    try {
-      return await exited;
-    } finally {
-      clearTimeout(timer);
+    let ended: ExitStatus | null = status;
+    if (!ended) {
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      try {
+        ended = await exited;
+      } finally {
+        clearTimeout(timer);
+      }
     }
+    // Every end-to-end run's log is searched for the secrets the service was started with.
+    const leaked = secrets.filter((x) => output.some((line) => line.includes(x.value))).map((x) => x.name);
+    if (leaked.length > 0) throw new Error(`the service wrote a secret to its output: ${leaked.join(', ')}`);
+    return ended;
   };
 
   let url: string;

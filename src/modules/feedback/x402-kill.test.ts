@@ -50,7 +50,7 @@ beforeAll(async () => {
   setup = await paymentsSetup(devnet, testConfig());
 });
 afterAll(async () => {
-  for (const service of running) await service.stop('SIGKILL').catch(() => undefined);
+  for (const service of running) await service.stop('SIGKILL');
   await database?.drop();
 });
 

@@ -231,7 +231,7 @@ describe.skipIf(!onPostgres)('admission races (PostgreSQL)', () => {
       expectTenAdmitted(answers);
       await expectBooks(t.db.db, acc.accountId, acc.wallet, 100n * USD, 10);
     } finally {
-      await Promise.all(services.map((s) => s.stop('SIGTERM').catch(() => undefined)));
+      await Promise.all(services.map((s) => s.stop('SIGTERM')));
     }
   }, 90_000);
 });

@@ -56,7 +56,7 @@ beforeAll(async () => {
   auth = bearer(who.sessionToken);
 }, 120_000);
 afterAll(async () => {
-  for (const s of running) await s.stop('SIGKILL').catch(() => undefined);
+  for (const s of running) await s.stop('SIGKILL');
   await database?.drop();
 });
 
