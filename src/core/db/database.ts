@@ -260,19 +260,32 @@ export async function withTransaction<T>(
     openTransactions.set(tx, { db, committed });
     return fn(tx);
   });
-  for (const job of committed) job();
+  for (const job of committed) {
+    try {
+      job();
+    } catch {
+      // Committed already: what reports the commit never turns it into a failure.
+    }
+  }
   return result;
 }
 
 /**
  * Runs `job` once the work done through `executor` is committed: after the commit of the
  * transaction `withTransaction` opened, or at once when `executor` is not in a transaction (its
- * statements have committed when they return). `job` must not throw.
+ * statements have committed when they return). What `job` throws is dropped.
  */
 export function afterCommit(executor: DbExecutor, job: () => void): void {
   const open = openTransactions.get(executor);
-  if (open) open.committed.push(job);
-  else job();
+  if (open) {
+    open.committed.push(job);
+    return;
+  }
+  try {
+    job();
+  } catch {
+    // Committed already (see withTransaction).
+  }
 }
 
 /** The database `executor` works on: itself, or the one its transaction was opened on. */
