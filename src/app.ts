@@ -9,7 +9,7 @@ import { mountedRoutes, registerRoutes, type RegisteredRoutes } from './core/htt
 import { guardRequestBodies } from './core/http/json-body.ts';
 import { buildOpenApiDocument } from './core/http/openapi.ts';
 import type { RouteDefinition } from './core/http/route-table.ts';
-import { validatorCompiler } from './core/http/validation.ts';
+import { lazySerializerCompiler, validatorCompiler } from './core/http/validation.ts';
 import { logRequests } from './core/http/request-log.ts';
 import { domainObservers } from './metrics.ts';
 import { attachEventLog } from './modules/events/index.ts';
@@ -65,6 +65,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     },
   });
   fastify.setValidatorCompiler(validatorCompiler);
+  fastify.setSerializerCompiler(lazySerializerCompiler());
   // Bodies are JSON only: a text/plain body would otherwise reach validation as a string.
   fastify.removeContentTypeParser('text/plain');
   guardRequestBodies(fastify);
