@@ -6,6 +6,8 @@ export default tseslint.config(
     ignores: [
       'node_modules/**',
       'dist/**',
+      'dist.next-*/**',
+      'dist.previous-*/**',
       'packages/sdk/dist/**',
       '.purser/**',
       'bench/results/**',

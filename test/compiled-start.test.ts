@@ -1,6 +1,8 @@
-// `npm start`'s production path: the service compiled to dist/ by bin/build.js and started by
+// `npm start`'s production path: the service bundled into dist/ by bin/build.js and started by
 // bin/purser.js, as a user's `npm start` runs it, reading its migrations, docs and fixtures from
-// the project (not from beside the compiled modules).
+// the project (not from beside the bundle), with the devnet, so the bundled chain code, the
+// packages left outside the bundle (PGlite, anvil, the Swagger UI's files) and the metrics port
+// are all exercised from dist/.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { buildIsStale } from '../bin/build.js';
 import { http, REPO_ROOT, serviceEnv } from './support/service-process.ts';
 
 describe('the compiled service', () => {
-  it('builds when stale, then `purser serve` runs from dist/ and answers', async () => {
+  it('builds when stale, then `purser serve` runs from dist/ with the devnet and answers', async () => {
     // Built in a child the worker waits for without blocking: a build of a minute on a loaded
     // machine would otherwise stall the worker's calls to the test runner past their timeout.
     const built = await new Promise<{ code: number | null; output: string }>((resolve) => {
@@ -27,7 +29,13 @@ describe('the compiled service', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'purser-compiled-'));
     const child = spawn(process.execPath, ['bin/purser.js', 'serve'], {
       cwd: REPO_ROOT,
-      env: serviceEnv({ PURSER_DATA_DIR: dataDir, LOG_LEVEL: 'info' }),
+      env: serviceEnv({
+        PURSER_DATA_DIR: dataDir,
+        LOG_LEVEL: 'info',
+        DEVNET: 'true',
+        DEVNET_BASE_PORT: '0',
+        METRICS_PORT: '0',
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -51,6 +59,7 @@ describe('the compiled service', () => {
       const phases = [
         'opening the database: embedded PGlite in',
         'migrations applied',
+        'devnet chain 8453 at',
         'Purser is listening on',
       ];
       const at = phases.map((p) => output.indexOf(p));
@@ -69,6 +78,26 @@ describe('the compiled service', () => {
       });
       expect(screened.status, screened.text).toBe(200);
       expect(JSON.parse(screened.text)).toMatchObject({ sanctioned: true });
+      // A quote asks the devnet's venues on chain (the bundled viem and venue adapters).
+      const quoted = await http(`${url}/v1/quotes`, {
+        method: 'POST',
+        body: { chain_id: 8453, sell_token: 'USDC', buy_token: 'WETH', sell_amount: '1000000' },
+      });
+      expect(quoted.status, quoted.text).toBe(200);
+      const venues = (JSON.parse(quoted.text) as { full_size: { quotes: { venue: string }[] } }).full_size
+        .quotes;
+      expect(venues.map((q) => q.venue)).toContain('uniswap-v3');
+      // The API reference's page and its script, served from the Swagger UI package's own files.
+      const page = await http(`${url}/docs`);
+      expect(page.status).toBe(200);
+      const script = await http(`${url}/docs/static/swagger-ui-bundle.js`);
+      expect(script.status).toBe(200);
+      expect(script.text.length).toBeGreaterThan(100_000);
+      // The metrics port, announced in the log, serves the Prometheus text.
+      const metricsUrl = /metrics \(Prometheus\) on (http:\/\/[^\s"]+)/.exec(output)?.[1];
+      expect(metricsUrl, output).toBeDefined();
+      const metrics = await http(metricsUrl!);
+      expect(metrics.text).toContain('purser_http_requests_total');
     } finally {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
