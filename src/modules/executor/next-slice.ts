@@ -57,8 +57,15 @@ export function spendCapNow(deps: RunDeps, row: IntentRow, doc: PolicyDocument):
   };
 }
 
-/** Plans the intent and keeps the plan in its report; the planner's refusals end the run. */
-export async function makePlan(deps: RunDeps, row: IntentRow, doc: PolicyDocument): Promise<PlanReport> {
+/**
+ * Plans the intent on `venues` (those of its venues every policy in force allows) and keeps the
+ * plan in its report; the planner's refusals end the run.
+ */
+export async function makePlan(
+  deps: RunDeps,
+  row: IntentRow,
+  venues: readonly string[],
+): Promise<PlanReport> {
   const now = deps.clock.now().toISOString();
   let plan: PlanReport;
   if (row.kind === 'gas_topup') {
@@ -81,7 +88,7 @@ export async function makePlan(deps: RunDeps, row: IntentRow, doc: PolicyDocumen
         buyToken: getAddress(row.params.buy_token),
         sellAmount: BigInt(row.params.sell_amount),
         taker: getAddress(row.wallet),
-        allow: row.params.venues.filter((v) => (doc.execution.venues as readonly string[]).includes(v)),
+        allow: venues,
         // Admission checked both; a registry changed since (a restart) may have dropped one.
         tokensSupported:
           deps.registry.findToken(row.chain_id, row.params.sell_token) !== null &&

@@ -20,6 +20,7 @@ import { bookSlice } from './book.ts';
 import { finishIntent } from './finish.ts';
 import { uncoveredCall } from './grant.ts';
 import { releaseLanes, takeLane } from './lanes.ts';
+import { newerPolicy, newerPolicyRefusal, runDeadline, venuesInForce } from './newest-policy.ts';
 import { makePlan, spendCapNow, swapCalls, unwrapCalls, UNWRAP_VENUE } from './next-slice.ts';
 import { refuse, runReport, StepAbort, wallClockMs, type Abort, type RunReport } from './report.ts';
 import { grantState, signSessionOperation, type SignedOperation } from './session-operation.ts';
@@ -151,7 +152,10 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
     });
   }
   const doc = policy!.document;
-  const deadlineAt = new Date(claimed.created_at.getTime() + doc.execution.deadline_minutes * 60_000);
+  // A version the owner published since admission is in force too (newest-policy.ts).
+  const newer = await newerPolicy(deps, claimed);
+  const docs = newer ? [doc, newer.document] : [doc];
+  const deadlineAt = runDeadline(claimed, docs);
   // A settled operation gives its nonce lane back with its booking.
   const book = (slice: SliceRecord) => async (tx: Parameters<typeof bookSlice>[0], o: SliceOutcome) => {
     await bookSlice(tx, deps, slice, o);
@@ -181,10 +185,11 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
   refuse(await switchedOff(deps.db, row));
   const delegation = await currentDelegation(deps, row);
   refuse(spendCapNow(deps, row, doc));
+  if (newer) refuse(newerPolicyRefusal(deps, row, newer, report.plan?.venue ?? null));
   timer.lap('checks');
 
   // 3. The plan (once), and the part to execute now.
-  const plan = report.plan ?? (await makePlan(deps, row, doc));
+  const plan = report.plan ?? (await makePlan(deps, row, venuesInForce(row, docs)));
   timer.lap('plan');
   const landedParts = settled.filter((s) => s.state === 'landed').length;
   const sold = BigInt(report.totals.sold);
