@@ -39,23 +39,40 @@ function poolOrder(reserveIn: bigint, reserveOut: bigint, S: bigint, overrides: 
 }
 
 describe('the worked example of docs/execution.md', () => {
-  it('slices 10 WETH into a 300 WETH / 900,000 USDC pool at a 50 bps budget into 13', () => {
-    const result = planOrder(poolOrder(300n * WETH, 900_000n * USDC, 10n * WETH));
+  it('slices 3 WETH into a 300 WETH / 900,000 USDC pool at a 50 bps budget into 4', () => {
+    const result = planOrder(poolOrder(300n * WETH, 900_000n * USDC, 3n * WETH));
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     const { plan, savings } = result;
-    expect(plan.probeSellAmount).toBe(WETH / 5n); // 0.2 WETH
-    expect(plan.probeBuyAmount).toBe(597_802_660n); // 597.80 USDC: 2,989.01 per WETH
-    expect(plan.impactBpsAtFullSize).toBe(315.21);
-    expect(plan.sliceCount).toBe(13);
-    expect(plan.sliceSellAmount).toBe(769_230_769_230_769_230n);
-    expect(plan.slices.reduce((a, b) => a + b, 0n)).toBe(10n * WETH);
-    expect(plan.sliceImpactBps).toBe(24.97);
+    expect(plan.probeSellAmount).toBe((3n * WETH) / 50n); // 0.06 WETH
+    expect(plan.probeBuyAmount).toBe(179_424_222n); // 179.42 USDC: 2,990.40 per WETH
+    expect(plan.impactBpsAtFullSize).toBe(96.74);
+    expect(plan.sliceCount).toBe(4);
+    expect(plan.sliceSellAmount).toBe((3n * WETH) / 4n);
+    expect(plan.slices.reduce((a, b) => a + b, 0n)).toBe(3n * WETH);
+    expect(plan.sliceImpactBps).toBe(24.36);
     expect(plan.intervalMs).toBe(4_000);
-    // The full-size fill gets 28,947.96 USDC; 13 slices with recovery 29,815.49.
-    expect(result.best.buyAmount).toBe(28_947_962_706n);
-    expect(plan.estimatedBuyTotal).toBe(29_815_486_390n);
-    expect(savings).toEqual({ buyAmount: 867_523_684n, bps: 299.68 });
+    // The full-size fill gets 8,884.42 USDC; 4 slices with recovery 8,949.36.
+    expect(result.best.buyAmount).toBe(8_884_422_309n);
+    expect(plan.estimatedBuyTotal).toBe(8_949_355_324n);
+    expect(savings).toEqual({ buyAmount: 64_933_015n, bps: 73.09 });
+  });
+
+  it('refuses 10 WETH into the same pool: half of it alone moves the price 160 bps, past the whole budget', () => {
+    const result = planOrder(poolOrder(300n * WETH, 900_000n * USDC, 10n * WETH));
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.abort).toEqual({
+      reason: 'DEPTH_COLLAPSE',
+      detail: {
+        venue: 'devnet-amm',
+        impact_bps_at_full_size: 315.21,
+        impact_bps_at_half_size: 160.13,
+        slippage_bps: 50,
+        slices_needed: 13,
+        max_slices: 20,
+      },
+    });
   });
 
   it('fills a small order in one slice, with no savings to report', () => {
@@ -88,10 +105,11 @@ describe('refusals', () => {
     expect(reason({ ...order, quotes: [...order.quotes, far] })).toBe('VENUE_DISAGREEMENT');
     // The oracle says 3,100 while the pool says about 3,000: a 3.3% gap, beyond two budgets.
     expect(reason({ ...order, reference: { num: 3_100n * USDC, den: WETH } })).toBe('PRICE_GAP');
-    // 100 WETH into the same pool would need 134 slices of 0.75 WETH.
+    // 100 WETH into the same pool: half of it alone moves the price far past the budget.
     expect(reason(poolOrder(300n * WETH, 900_000n * USDC, 100n * WETH))).toBe('DEPTH_COLLAPSE');
-    // 10 WETH needs 13 slices: more than a limit of 10 is depth collapse.
-    expect(reason(poolOrder(300n * WETH, 900_000n * USDC, 10n * WETH, { maxSlices: 10 }))).toBe(
+    // 3 WETH needs 4 slices: within a limit of 4, more than a limit of 3 is depth collapse.
+    expect(reason(poolOrder(300n * WETH, 900_000n * USDC, 3n * WETH, { maxSlices: 4 }))).toBeNull();
+    expect(reason(poolOrder(300n * WETH, 900_000n * USDC, 3n * WETH, { maxSlices: 3 }))).toBe(
       'DEPTH_COLLAPSE',
     );
   });
@@ -211,7 +229,8 @@ describe('planner properties', () => {
           expect(result.ok ? null : result.abort.reason).toBe(expected);
           return;
         }
-        // Past those, only depth can refuse: exactly when the slices needed exceed the limit.
+        // Past those, only depth can refuse: exactly when half the order alone would cost more
+        // than the budget, or the slices needed exceed the limit.
         const best = quotes.reduce((a, b) => (b.buyAmount > a.buyAmount ? b : a));
         const impact = Math.max(
           0,
@@ -225,7 +244,8 @@ describe('planner properties', () => {
         }
         const R = (Number(i.sellAmount) * (1 - impact)) / impact;
         const n = Math.ceil(Number(i.sellAmount) / (((s / 2) * R) / (1 - s / 2)));
-        const collapse = n > i.maxSlices || BigInt(n) > i.sellAmount;
+        const half = Number(i.sellAmount) / 2;
+        const collapse = half / (R + half) > s || n > i.maxSlices || BigInt(n) > i.sellAmount;
         expect(result.ok ? null : result.abort.reason).toBe(collapse ? 'DEPTH_COLLAPSE' : null);
       }),
       { numRuns: 1_000 },

@@ -9,8 +9,9 @@
 // the impact at full size I = 1 − P_full/P_probe (fees cancel in the ratio). A constant-product
 // pool of depth R has I(x) = x/(R + x), so R = S(1 − I)/I. Slices are sized so each one's impact is
 // at most half the slippage budget s (the spec's rule: the other half absorbs drift between quote
-// and inclusion): x* = (s/2)·R/(1 − s/2), n = ⌈S/x*⌉. More than the allowed number of slices is
-// DEPTH_COLLAPSE: the venue's depth cannot carry the order at this size.
+// and inclusion): x* = (s/2)·R/(1 − s/2), n = ⌈S/x*⌉. DEPTH_COLLAPSE is the spec's "venue depth
+// cannot support even two slices at the size": half the order alone would move the price by more
+// than the whole budget, I(S/2) > s (or the slices needed exceed the most a plan may have).
 
 /** The spec's abort reasons the planner gives (section 7). */
 export type PlannerAbortReason =
@@ -173,15 +174,18 @@ export function planOrder(input: PlannerInput): PlannerResult {
     depth = (Number(S) * (1 - impact)) / impact;
     const sliceMax = (target * depth) / (1 - target);
     n = Math.ceil(Number(S) / sliceMax);
-    // The depth cannot carry the order in slices the plan may have: even its largest allowed
-    // number of slices would each move the price by more than half the budget.
-    if (n > input.maxSlices || BigInt(n) > S) {
+    // The depth cannot carry even two slices: half the order alone costs more than the budget;
+    // or it needs more slices than a plan may have.
+    const half = Number(S) / 2;
+    const halfImpact = half / (depth + half);
+    if (halfImpact > s || n > input.maxSlices || BigInt(n) > S) {
       return abort('DEPTH_COLLAPSE', {
         venue: best.venue,
         impact_bps_at_full_size: bps(impact),
+        impact_bps_at_half_size: bps(halfImpact),
+        slippage_bps: input.slippageBps,
         slices_needed: n,
         max_slices: input.maxSlices,
-        slippage_bps: input.slippageBps,
       });
     }
   }

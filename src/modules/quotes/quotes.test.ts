@@ -219,25 +219,28 @@ describe('POST /v1/quotes on markets of the test’s own', () => {
     return res.json() as QuoteComparison;
   };
 
-  it('previews the worked example: 10 TKA in 13 slices, about 3% better than one fill', async () => {
-    const body = await ask('TKA', 'TKB', parseUnits('10', 18));
+  it('previews the worked example: 3 TKA in 4 slices, about 0.7% better than one fill', async () => {
+    const body = await ask('TKA', 'TKB', parseUnits('3', 18));
     expect(body.planner_abort).toBeNull();
     expect(body.full_size.quotes.map((q) => q.venue).sort()).toEqual(['0x', 'devnet-amm', 'kyberswap']);
     expect(body.sliced_plan).toMatchObject({
-      slice_count: 13,
-      slice_sell_amount: '769230769230769230',
+      slice_count: 4,
+      slice_sell_amount: '750000000000000000',
       interval_ms: 4000,
     });
-    expect(body.sliced_plan!.impact_bps_at_full_size).toBeCloseTo(315, 0);
-    expect(body.expected_savings!.bps).toBeCloseTo(300, -1);
+    expect(body.sliced_plan!.impact_bps_at_full_size).toBeCloseTo(97, -1);
+    expect(body.expected_savings!.bps).toBeCloseTo(73, -1);
   });
 
-  it('refuses, naming the reason, an order the depth cannot carry', async () => {
-    const body = await ask('TKA', 'TKB', parseUnits('100', 18));
+  it('refuses, naming the reason, an order the depth cannot carry even in two slices', async () => {
+    const body = await ask('TKA', 'TKB', parseUnits('10', 18));
     expect(body.sliced_plan).toBeNull();
-    expect(body.planner_abort).toMatchObject({ reason: 'DEPTH_COLLAPSE', detail: { max_slices: 20 } });
-    // About 0.75 TKA per slice would be needed: well over a hundred slices.
-    expect(body.planner_abort!.detail.slices_needed as number).toBeGreaterThan(100);
+    expect(body.planner_abort).toMatchObject({
+      reason: 'DEPTH_COLLAPSE',
+      detail: { slippage_bps: 50, max_slices: 20 },
+    });
+    // Half the order alone, 5 TKA, moves the price about 160 bps: more than the 50 bps budget.
+    expect(body.planner_abort!.detail.impact_bps_at_half_size as number).toBeGreaterThan(150);
     expect(body.full_size.quotes.length).toBeGreaterThan(0);
   });
 
@@ -302,7 +305,7 @@ describe('a sliced plan executed on the devnet', () => {
     const tkb = market.tokens.TKB!;
     const t = await quoteApp({ relocate: { WETH: tka.address, USDC: tkb.address } });
     try {
-      const S = parseUnits('10', 18);
+      const S = parseUnits('3', 18);
       const res = await quote(t, {
         sell_token: tka.address,
         buy_token: tkb.address,
@@ -311,7 +314,7 @@ describe('a sliced plan executed on the devnet', () => {
       expect(res.statusCode, res.body).toBe(200);
       const preview = res.json() as QuoteComparison;
       const plan = preview.sliced_plan!;
-      expect(plan.slice_count).toBe(13);
+      expect(plan.slice_count).toBe(4);
 
       const pair = market.pools[0]!.address;
       const trader = await marketTrader(market, tka, S);
