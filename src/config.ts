@@ -197,6 +197,8 @@ export interface Config {
     swapTtlSeconds: number;
     /** Operations of one wallet in flight at once: its nonce lanes (docs/executor.md). */
     nonceLanes: number;
+    /** Gas a second swap adds to a slice split between two venues (what a split must beat). */
+    splitExtraGas: number;
   };
   /** Cross-chain USDC rebalances over Circle's CCTP V2 (docs/rebalances.md). */
   cctp: CctpConfig;
@@ -747,6 +749,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxContinuations: int('EXECUTOR_MAX_CONTINUATIONS', 200, 1, 10_000),
       swapTtlSeconds: int('EXECUTOR_SWAP_TTL_SECONDS', 300, 30, 3_600),
       nonceLanes: int('EXECUTOR_NONCE_LANES', 4, 1, 64),
+      splitExtraGas: int('EXECUTOR_SPLIT_EXTRA_GAS', 160_000, 0, 10_000_000),
     },
     cctp: {
       attestationUrl: baseUrl('CCTP_ATTESTATION_URL', 'https://iris-api.circle.com'),

@@ -139,7 +139,24 @@ describe('abort reasons of the planner, from markets shaped for them', () => {
       { venue: 'uniswap-v3', usdcDepth: 10_800, eurcPrice: 1.3 },
     ]);
     markets.push(m);
-    const x = await admitted(m, 60n * USD, { request: { venues: ['devnet-amm', 'uniswap-v3'] } });
+    // Granted both venues' swaps: a venue the grant does not cover is never asked.
+    const contracts = devnetChain(devnet, 8453).contracts;
+    const x = await admitted(m, 60n * USD, {
+      request: { venues: ['devnet-amm', 'uniswap-v3'] },
+      calls: [
+        { target: m.usdc.address, selector: NARROWED_SELECTORS.approve, value_limit: '0' },
+        {
+          target: contracts.uniswapV2Router02!,
+          selector: NARROWED_SELECTORS.uniswapV2Swap,
+          value_limit: '0',
+        },
+        {
+          target: contracts.uniswapV3SwapRouter02!,
+          selector: NARROWED_SELECTORS.multicallDeadline,
+          value_limit: '0',
+        },
+      ],
+    });
     await run(m, x.intent.id);
     const { abort } = await expectAborted(m, x, 'VENUE_DISAGREEMENT', false);
     expect(abort.detail).toMatchObject({ limit_bps: 1000 });

@@ -20,7 +20,7 @@ import {
 } from '../ledger/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
 import { bookedDepositsFor } from '../smart-account/index.ts';
-import { accountMovements, ETH_SLIP44, fillEntries, NATIVE } from './fills.ts';
+import { accountMovements, ETH_SLIP44, fillEntries, NATIVE, splitLogs } from './fills.ts';
 import {
   addToTotals,
   priceOf,
@@ -28,6 +28,7 @@ import {
   runReport,
   versusReferenceBps,
   wallClockMs,
+  type SlicePartReport,
   type SliceReport,
 } from './report.ts';
 import type { SliceOutcome } from './slices.ts';
@@ -91,6 +92,7 @@ export async function bookSlice(
   let sold = 0n;
   let bought = 0n;
   let gasWei = 0n;
+  let splitReport: (SlicePartReport & { moves: Map<string, bigint> })[] | null = null;
   if (outcome.state !== 'dropped') {
     gasWei = outcome.gasCostWei;
     const wrapped = (deps.registry.chain(chainId)?.wrappedNative ?? null) as Address | null;
@@ -98,10 +100,30 @@ export async function bookSlice(
     // A gas top-up buys the native coin: its Withdrawal log reads as native in.
     sold = -(moves.get(sellToken) ?? 0n);
     bought = moves.get(row.kind === 'gas_topup' ? NATIVE : buyToken) ?? 0n;
-    const entries = [
-      ...(outcome.state === 'landed' ? fillEntries(chainId, row.wallet, slice.venue, moves) : []),
-      ...gasEntries(chainId, row.wallet, gasWei, legacySponsoredWei),
-    ];
+    // A slice split between venues books each part against its own venue.
+    const parts = slice.facts.split;
+    const segments = parts ? splitLogs(outcome.logs, wallet, sellToken, parts) : null;
+    if (parts && segments) {
+      splitReport = parts.map((p, i) => {
+        const m = accountMovements(segments[i]!, wallet, wrapped);
+        return {
+          venue: p.venue,
+          sell_amount: p.sell_amount,
+          sold: (-(m.get(sellToken) ?? 0n)).toString(),
+          bought: (m.get(buyToken) ?? 0n).toString(),
+          quoted_buy_amount: p.quoted_buy_amount,
+          min_buy_amount: p.min_buy_amount,
+          moves: m,
+        };
+      });
+    }
+    const fills =
+      outcome.state !== 'landed'
+        ? []
+        : splitReport
+          ? splitReport.flatMap((p) => fillEntries(chainId, row.wallet, p.venue, p.moves))
+          : fillEntries(chainId, row.wallet, slice.venue, moves);
+    const entries = [...fills, ...gasEntries(chainId, row.wallet, gasWei, legacySponsoredWei)];
     if (entries.length > 0) {
       const booked = await postGroup(tx, deps.clock, {
         settlementId: `intent:${row.id}:slice:${slice.seq}`,
@@ -143,6 +165,8 @@ export async function bookSlice(
     quoted_buy_amount: slice.facts.quoted_buy_amount,
     min_buy_amount: slice.facts.min_buy_amount,
     ...(slice.facts.venue_fee_amount ? { venue_fee_amount: slice.facts.venue_fee_amount } : {}),
+    ...(slice.facts.routing ? { routing: slice.facts.routing } : {}),
+    ...(splitReport ? { split: splitReport.map(({ moves: _moves, ...p }) => p) } : {}),
     price: priceOf(sold, bought, decimals.sell, decimals.buy),
     reference_price: referencePrice(reference, decimals.sell, decimals.buy),
     vs_reference_bps: versusReferenceBps(sold, bought, reference),

@@ -16,6 +16,7 @@ export interface ReceiptLog {
 
 const eventsAbi = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
+  'event Approval(address indexed owner, address indexed spender, uint256 value)',
   'event Deposit(address indexed dst, uint256 wad)',
   'event Withdrawal(address indexed src, uint256 wad)',
 ]);
@@ -91,4 +92,41 @@ export function fillEntries(
       { account: theirs, asset, amount: -amount },
     ];
   });
+}
+
+/**
+ * The logs of a slice split between venues (split.ts), cut into each part's: a part's calls start
+ * with its approve of the sell token, so the second part's logs start at the first `Approval` by
+ * the account to the second part's allowance target (a swap's own allowance updates name its own
+ * venue's spender). Null when that approval is not in the logs: then they cannot be told apart.
+ */
+export function splitLogs(
+  logs: readonly ReceiptLog[],
+  account: Address,
+  sellToken: string,
+  parts: readonly { allowance_target: string }[],
+): ReceiptLog[][] | null {
+  const me = getAddress(account);
+  const token = getAddress(sellToken);
+  const starts = [0];
+  for (const part of parts.slice(1)) {
+    const spender = getAddress(part.allowance_target);
+    const from = starts.at(-1)!;
+    const at = logs.findIndex((log, i) => {
+      if (i <= from || getAddress(log.address) !== token) return false;
+      try {
+        const d = decodeEventLog({ abi: eventsAbi, topics: log.topics as [Hex, ...Hex[]], data: log.data });
+        return (
+          d.eventName === 'Approval' &&
+          getAddress(d.args.owner) === me &&
+          getAddress(d.args.spender) === spender
+        );
+      } catch {
+        return false;
+      }
+    });
+    if (at < 0) return null;
+    starts.push(at);
+  }
+  return starts.map((start, i) => logs.slice(start, starts[i + 1] ?? logs.length));
 }

@@ -11,9 +11,12 @@ import { saveIntentReport, type IntentRow } from '../intents/index.ts';
 import { formatUsd, usdToMicro, type PolicyDocument } from '../policies/index.ts';
 import { planSale } from '../quotes/index.ts';
 import { buildSwap, quoteAllVenues } from '../venues/index.ts';
+import { uncoveredCall } from './grant.ts';
 import { runReport, StepAbort, type Abort, type PlanReport } from './report.ts';
 import type { RunDeps } from './start.ts';
-import type { SliceFacts } from './store.ts';
+import { splitSlice } from './split.ts';
+import type { SliceFacts, SlicePart } from './store.ts';
+import type { StoredScope } from '../delegations/store.ts';
 
 /** The venue name a gas top-up's unwrap is ledgered against: the chain's wrapped native token. */
 export const UNWRAP_VENUE = 'wrapped-native';
@@ -157,17 +160,46 @@ export function unwrapCalls(
 }
 
 /**
- * A conversion slice's calls: a fresh quote for the part on the plan's venue, checked against the
- * reference (PRICE_GAP beyond twice the budget), built as approve and swap with the minimum out
- * from the slippage budget.
+ * The venues a conversion may be routed to: `venues` (those every policy in force allows) whose
+ * contracts on the chain the delegation's grant names as a call target. A venue whose router the
+ * grant does not cover is never asked. When the grant covers none, `venues` as they are: the
+ * grant check then refuses the slice naming the call it lacks (POLICY_VIOLATION `delegation`).
+ */
+export function routableVenues(
+  deps: RunDeps,
+  chainId: number,
+  venues: readonly string[],
+  scope: StoredScope,
+): string[] {
+  const targets = new Set(scope.calls.map((c) => c.target.toLowerCase()));
+  const covered = venues.filter((name) => {
+    const adapter = deps.venues.find((a) => a.venue === name);
+    return adapter?.contracts(chainId).some((c) => targets.has(c.toLowerCase())) ?? false;
+  });
+  return covered.length > 0 ? covered : [...venues];
+}
+
+/** A slice's calls, what it expects, and the venue it is routed to. */
+export interface RoutedSlice {
+  venue: string;
+  calls: Call[];
+  facts: SliceFacts;
+}
+
+/**
+ * A conversion slice, routed: fresh quotes for the part from every routable venue at once (the
+ * whole bounded by the slowest, not the sum), the best net of the venues' fees first. The best is
+ * checked against the reference (PRICE_GAP beyond twice the budget) and built as approve and swap
+ * with the minimum out from the slippage budget; a quote the grant turns out not to cover, or one
+ * the venue will not build, gives way to the next best. The facts keep every quote asked.
  */
 export async function swapCalls(
   deps: RunDeps,
   row: IntentRow,
-  plan: PlanReport,
+  route: { venues: readonly string[]; scope: StoredScope },
   amount: bigint,
   part: number,
-): Promise<{ calls: Call[]; facts: SliceFacts }> {
+): Promise<RoutedSlice> {
   const venueDeps = { db: deps.db, venues: deps.venues, venueTimeoutMs: deps.config.venues.timeoutMs };
   const deadline = new Deadline(deps.config.venues.timeoutMs * 2);
   const wallet: Address = getAddress(row.wallet);
@@ -179,70 +211,118 @@ export async function swapCalls(
     buyToken,
     sellAmount: amount,
     taker: wallet,
-    allow: [plan.venue],
+    allow: route.venues,
     deadline,
   });
-  const quote = fresh.quotes[0];
-  if (!quote) {
+  const best = fresh.quotes[0];
+  if (!best) {
     const off = fresh.skipped.find((s) => s.why === 'switched_off');
     const failure = fresh.failures[0];
+    const venue = route.venues.length === 1 ? route.venues[0] : route.venues;
     throw new StepAbort(
       off || failure?.kind !== 'no_quote'
         ? {
             reason: 'VENUE_UNAVAILABLE',
             detail: {
-              venue: plan.venue,
+              venue,
               part,
               why: off ? `switched off: ${off.detail ?? ''}` : (failure?.message ?? 'not asked'),
             },
           }
-        : { reason: 'VENUE_NO_QUOTE', detail: { venue: plan.venue, part, why: failure.message } },
+        : { reason: 'VENUE_NO_QUOTE', detail: { venue, part, why: failure.message } },
     );
   }
   const cross = deps.prices?.crossPrice(row.chain_id, sellToken, buyToken);
   const reference = cross?.ok ? { num: cross.price.num, den: cross.price.den } : null;
   if (reference) {
     const gap =
-      Number((quote.buyAmount * reference.den * 1_000_000n) / (amount * reference.num)) / 1_000_000 - 1;
+      Number((best.buyAmount * reference.den * 1_000_000n) / (amount * reference.num)) / 1_000_000 - 1;
     const limit = 2 * row.params.max_slippage_bps;
     if (Math.abs(gap) * 10_000 > limit) {
       throw new StepAbort({
         reason: 'PRICE_GAP',
-        detail: { venue: plan.venue, part, gap_bps: Math.round(gap * 10_000 * 100) / 100, limit_bps: limit },
+        detail: { venue: best.venue, part, gap_bps: Math.round(gap * 10_000 * 100) / 100, limit_bps: limit },
       });
     }
   }
-  let swap;
-  try {
-    swap = await buildSwap(
-      venueDeps,
-      {
-        quote,
-        taker: wallet,
-        slippageBps: row.params.max_slippage_bps,
-        swapDeadline: BigInt(
-          Math.floor(deps.clock.now().getTime() / 1000) + deps.config.executor.swapTtlSeconds,
-        ),
-        deadline,
+  const routing = fresh.quotes.map((q) => ({ venue: q.venue, buy_amount: q.buyAmount.toString() }));
+  let firstRefusal: Abort | null = null;
+  const swapDeadline = BigInt(
+    Math.floor(deps.clock.now().getTime() / 1000) + deps.config.executor.swapTtlSeconds,
+  );
+  for (const quote of fresh.quotes) {
+    let swap;
+    try {
+      swap = await buildSwap(
+        venueDeps,
+        {
+          quote,
+          taker: wallet,
+          slippageBps: row.params.max_slippage_bps,
+          swapDeadline,
+          deadline,
+        },
+        deps.clock.now(),
+      );
+    } catch (err) {
+      if (!(err instanceof VenueError)) throw err;
+      firstRefusal ??= {
+        reason: err.kind === 'no_quote' ? 'VENUE_NO_QUOTE' : 'VENUE_UNAVAILABLE',
+        detail: { venue: quote.venue, part, step: 'build', why: err.message },
+      };
+      continue;
+    }
+    // Another venue may take the slice when the grant does not cover this one's calls; with none
+    // left, the grant check of the run refuses them by name.
+    const last = quote === fresh.quotes.at(-1);
+    if (!last && uncoveredCall(route.scope, swap.calls)) continue;
+    const second = fresh.quotes.find((q) => q.venue !== quote.venue);
+    const split =
+      second && !uncoveredCall(route.scope, swap.calls)
+        ? await splitSlice(deps, {
+            row,
+            scope: route.scope,
+            wallet,
+            amount,
+            best: quote,
+            second,
+            swapDeadline,
+          })
+        : null;
+    if (split) {
+      const [a, b] = split.parts as [SlicePart, SlicePart];
+      const sum = (f: (p: SlicePart) => string) => (BigInt(f(a)) + BigInt(f(b))).toString();
+      return {
+        // The venue with the larger share names the slice; `split` has both.
+        venue: BigInt(a.sell_amount) >= BigInt(b.sell_amount) ? a.venue : b.venue,
+        calls: split.calls,
+        facts: {
+          part,
+          sell_amount: amount.toString(),
+          quoted_buy_amount: sum((p) => p.quoted_buy_amount),
+          venue_fee_amount: sum((p) => p.venue_fee_amount),
+          min_buy_amount: sum((p) => p.min_buy_amount),
+          reference: reference ? { num: reference.num.toString(), den: reference.den.toString() } : null,
+          routing,
+          split: split.parts,
+          split_gain: split.gain.toString(),
+          split_gas_cost: split.gasCost.toString(),
+        },
+      };
+    }
+    return {
+      venue: quote.venue,
+      calls: swap.calls,
+      facts: {
+        part,
+        sell_amount: amount.toString(),
+        quoted_buy_amount: quote.buyAmount.toString(),
+        venue_fee_amount: quote.feeAmount.toString(),
+        min_buy_amount: swap.minBuyAmount.toString(),
+        reference: reference ? { num: reference.num.toString(), den: reference.den.toString() } : null,
+        ...(routing.length > 1 ? { routing } : {}),
       },
-      deps.clock.now(),
-    );
-  } catch (err) {
-    if (!(err instanceof VenueError)) throw err;
-    throw new StepAbort({
-      reason: err.kind === 'no_quote' ? 'VENUE_NO_QUOTE' : 'VENUE_UNAVAILABLE',
-      detail: { venue: plan.venue, part, step: 'build', why: err.message },
-    });
+    };
   }
-  return {
-    calls: swap.calls,
-    facts: {
-      part,
-      sell_amount: amount.toString(),
-      quoted_buy_amount: quote.buyAmount.toString(),
-      venue_fee_amount: quote.feeAmount.toString(),
-      min_buy_amount: swap.minBuyAmount.toString(),
-      reference: reference ? { num: reference.num.toString(), den: reference.den.toString() } : null,
-    },
-  };
+  throw new StepAbort(firstRefusal!);
 }

@@ -56,6 +56,16 @@ export interface PlanReport {
   planned_at: string;
 }
 
+/** One venue's part of a split slice, as ledgered. */
+export interface SlicePartReport {
+  venue: string;
+  sell_amount: string;
+  sold: string;
+  bought: string;
+  quoted_buy_amount: string;
+  min_buy_amount: string;
+}
+
 export interface SliceReport {
   seq: number;
   part: number;
@@ -69,6 +79,16 @@ export interface SliceReport {
   min_buy_amount: string;
   /** The venue's fee the quote counted (buy-token base units); absent for an unwrap, which has none. */
   venue_fee_amount?: string;
+  /**
+   * The fresh quotes of every venue the slice could be routed to, best first (the slice went to
+   * the first its grant covers); absent when one venue was asked.
+   */
+  routing?: { venue: string; buy_amount: string }[];
+  /**
+   * A slice split between two venues in one operation: each venue's part, what it was to sell,
+   * what its logs say it sold and bought, its quote and its minimum. `venue` is the larger part's.
+   */
+  split?: SlicePartReport[];
   /** Buy tokens per sell token, whole tokens; null when nothing was sold. */
   price: string | null;
   reference_price: string | null;

@@ -21,7 +21,7 @@ import { finishIntent } from './finish.ts';
 import { uncoveredCall } from './grant.ts';
 import { releaseLanes, takeLane } from './lanes.ts';
 import { newerPolicy, newerPolicyRefusal, runDeadline, venuesInForce } from './newest-policy.ts';
-import { makePlan, spendCapNow, swapCalls, unwrapCalls, UNWRAP_VENUE } from './next-slice.ts';
+import { makePlan, routableVenues, spendCapNow, swapCalls, unwrapCalls, UNWRAP_VENUE } from './next-slice.ts';
 import { refuse, runReport, StepAbort, wallClockMs, type Abort, type RunReport } from './report.ts';
 import { grantState, signSessionOperation, type SignedOperation } from './session-operation.ts';
 import {
@@ -189,7 +189,12 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
   timer.lap('checks');
 
   // 3. The plan (once), and the part to execute now.
-  const plan = report.plan ?? (await makePlan(deps, row, venuesInForce(row, docs)));
+  // The venues every policy in force allows and the grant covers: the plan's and each slice's.
+  const route = {
+    venues: routableVenues(deps, row.chain_id, venuesInForce(row, docs), delegation.scope),
+    scope: delegation.scope,
+  };
+  const plan = report.plan ?? (await makePlan(deps, row, route.venues));
   timer.lap('plan');
   const landedParts = settled.filter((s) => s.state === 'landed').length;
   const sold = BigInt(report.totals.sold);
@@ -214,10 +219,10 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
   });
   if (!claim) return waitForLane(deps);
   timer.lap('lane');
-  const { calls, facts } =
+  const { calls, facts, venue } =
     row.kind === 'gas_topup'
-      ? unwrapCalls(deps, row, sellNow, landedParts)
-      : await swapCalls(deps, row, plan, sellNow, landedParts);
+      ? { ...unwrapCalls(deps, row, sellNow, landedParts), venue: UNWRAP_VENUE }
+      : await swapCalls(deps, row, route, sellNow, landedParts);
   timer.lap('quote_build');
   const outside = uncoveredCall(delegation.scope, calls);
   if (outside) {
@@ -243,7 +248,7 @@ async function advance(deps: RunDeps, claimed: IntentRow): Promise<StepOutcome> 
         intentId: row.id,
         seq: settled.length + 1,
         chainId: row.chain_id,
-        venue: row.kind === 'gas_topup' ? UNWRAP_VENUE : plan.venue,
+        venue,
         grant: delegation,
         calls,
         facts: { ...facts, timings: timer.facts() },

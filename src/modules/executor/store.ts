@@ -32,6 +32,17 @@ declare module '../../core/db/schema.ts' {
 }
 
 /** What the executor planned for a slice, recorded with it (migration 0032). */
+/** One venue's part of a split slice. */
+export interface SlicePart {
+  venue: string;
+  sell_amount: string;
+  quoted_buy_amount: string;
+  venue_fee_amount: string;
+  min_buy_amount: string;
+  /** The spender its approve names (lowercase): its calls start at that approval. */
+  allowance_target: string;
+}
+
 export interface SliceFacts {
   /** The index of the plan's part the slice carries (a dropped slice's part is carried again). */
   part: number;
@@ -44,6 +55,15 @@ export interface SliceFacts {
   venue_fee_amount?: string;
   /** The independent reference then (buy-token base units per sell-token base unit = num/den), if any. */
   reference: { num: string; den: string } | null;
+  /** Every venue's fresh quote for the slice, best first, when more than one was asked. */
+  routing?: { venue: string; buy_amount: string }[];
+  /**
+   * A slice split between two venues (split.ts): each part's venue, share and quote, in the order
+   * of their calls; the cut's gain over the best venue alone and the extra gas, in buy-token units.
+   */
+  split?: SlicePart[];
+  split_gain?: string;
+  split_gas_cost?: string;
   /** Wei the relayer deposited at the EntryPoint for the account's prefund before the slice. */
   sponsored_wei?: string;
   /**

@@ -118,6 +118,33 @@ export interface QuoteComparison {
   metered_fee: { product: 'conversion'; estimated_fee_usd: string; basis: string };
 }
 
+/** What `splitGasCost` reads: the chain's fees, the registry's wrapped native token, the references. */
+export interface SplitGasDeps {
+  registry: TokenRegistry;
+  prices: PriceReferences | undefined;
+  chain: { feesPerGas(chainId: number): Promise<{ maxFeePerGas: bigint }> } | undefined;
+  config: { executor: { splitExtraGas: number } };
+}
+
+/**
+ * What a second swap's gas (`EXECUTOR_SPLIT_EXTRA_GAS` at the chain's current `maxFeePerGas`)
+ * is worth in `buyToken` base units, at the reference price of the wrapped native token; null
+ * when nothing can value it (no chain, no reference): then no sale is cut between venues.
+ */
+export async function splitGasCost(
+  deps: SplitGasDeps,
+  chainId: number,
+  buyToken: Address,
+): Promise<bigint | null> {
+  const wrapped = deps.registry.chain(chainId)?.wrappedNative;
+  if (!wrapped || !deps.prices || !deps.chain) return null;
+  const fees = await deps.chain.feesPerGas(chainId);
+  const wei = BigInt(deps.config.executor.splitExtraGas) * fees.maxFeePerGas;
+  if (wrapped.toLowerCase() === buyToken.toLowerCase()) return wei;
+  const cross = deps.prices.crossPrice(chainId, wrapped, buyToken);
+  return cross.ok ? (wei * cross.price.num) / cross.price.den : null;
+}
+
 /** A sale to plan: the tokens resolved, whether both are the registry's, and the slippage budget. */
 export interface SaleToPlan {
   chainId: number;

@@ -11,3 +11,4 @@ export {
   type VenueFailure,
   type VenueSkipped,
 } from './service.ts';
+export { bestCut, type Cut, type CutInput } from './cut.ts';
