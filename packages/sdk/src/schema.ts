@@ -1439,7 +1439,22 @@ export interface components {
                 interval_ms: number;
                 /** @description What the slices should fetch if the price recovers between them */
                 estimated_buy_total: string;
+                /** @description The venue of the first slice; when it is split, the one with the larger share */
                 venue: string;
+                /** @description How the executor would cut the first slice between the two best venues in one operation; null when one venue alone does better once gas is paid */
+                split: {
+                    parts: {
+                        venue: string;
+                        /** @description The part of the first slice this venue takes */
+                        sell_amount: string;
+                        /** @description What the venue quoted for it */
+                        buy_amount: string;
+                    }[];
+                    /** @description What the two parts buy more than the first slice on its venue alone (buy-token base units) */
+                    gain: string;
+                    /** @description What the second swap’s gas costs now, valued in the buy token: the gain had to beat it */
+                    gas_cost: string;
+                } | null;
             } | null;
             /** @description Null for a single slice or a refusal */
             expected_savings: {
@@ -2728,7 +2743,8 @@ export interface operations {
                      *         "impact_bps_at_full_size": 3.46,
                      *         "interval_ms": 0,
                      *         "estimated_buy_total": "1652893204511874118",
-                     *         "venue": "aerodrome"
+                     *         "venue": "aerodrome",
+                     *         "split": null
                      *       },
                      *       "expected_savings": null,
                      *       "planner_abort": null,

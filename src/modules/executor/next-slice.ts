@@ -276,16 +276,16 @@ export async function swapCalls(
     // left, the grant check of the run refuses them by name.
     const last = quote === fresh.quotes.at(-1);
     if (!last && uncoveredCall(route.scope, swap.calls)) continue;
-    const second = fresh.quotes.find((q) => q.venue !== quote.venue);
+    const others = fresh.quotes.map((q) => q.venue).filter((v) => v !== quote.venue);
     const split =
-      second && !uncoveredCall(route.scope, swap.calls)
+      others.length > 0 && !uncoveredCall(route.scope, swap.calls)
         ? await splitSlice(deps, {
             row,
             scope: route.scope,
             wallet,
             amount,
             best: quote,
-            second,
+            others,
             swapDeadline,
           })
         : null;

@@ -1,5 +1,5 @@
 // Splitting one slice between two venues: when a slice has been routed to its best venue A and
-// another venue B quoted too, the best cut of the slice between them (venues/cut.ts: a quarter, a
+// other venues quoted too, the best cut of the slice between them (venues/cut.ts: a quarter, a
 // half or three quarters to A) is taken when it buys more than A alone by more than a second
 // swap's gas costs (quotes' `splitGasCost`). The slice is then one operation of two swaps, each
 // with its own minimum out from the slippage budget: [approve A, swap A, approve B, swap B].
@@ -25,9 +25,9 @@ export interface SplitInput {
   scope: StoredScope;
   wallet: Address;
   amount: bigint;
-  /** The best venue's quote for the whole slice, and the next best venue's (another venue). */
+  /** The best venue's quote for the whole slice, and the other venues that quoted it, best first. */
   best: VenueQuote;
-  second: VenueQuote;
+  others: readonly string[];
   swapDeadline: bigint;
 }
 
@@ -52,7 +52,7 @@ export async function splitSlice(deps: RunDeps, input: SplitInput): Promise<Spli
     amount: input.amount,
     taker: input.wallet,
     best: { venue: best.venue, buyAmount: best.buyAmount },
-    second: input.second.venue,
+    others: input.others,
     gasCost,
   });
   if (!cut) return null;

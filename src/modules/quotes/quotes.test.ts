@@ -295,6 +295,52 @@ describe('POST /v1/quotes on markets of the test’s own', () => {
   });
 });
 
+describe('POST /v1/quotes: the first slice cut between two venues', () => {
+  it('previews the cut the executor would make when it buys more than the second swap’s gas, and none for a small order', async () => {
+    // TKA plays WETH (3,000 by the feed), TKB plays USDC: two pools 3,000 TKA deep at that price.
+    const market = await testMarket(devnet, { TKA: 18, TKB: 6 }, [
+      { venue: 'devnet-amm', pair: ['TKA', 'TKB'], fee: null, depth: ['3000', '9000000'] },
+      { venue: 'aerodrome', pair: ['TKA', 'TKB'], fee: null, depth: ['3000', '9000000'] },
+    ]);
+    const tka = market.tokens.TKA!;
+    const tkb = market.tokens.TKB!;
+    const t = await quoteApp({ relocate: { WETH: tka.address, USDC: tkb.address } });
+    try {
+      const ask = async (amount: string) => {
+        const res = await quote(t, { sell_token: tka.address, buy_token: tkb.address, sell_amount: amount });
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json() as QuoteComparison;
+      };
+      const large = await ask(parseUnits('20', 18).toString());
+      const plan = large.sliced_plan!;
+      expect(plan, JSON.stringify(large.planner_abort)).not.toBeNull();
+      expect(plan.slice_count).toBeGreaterThan(1);
+      const split = plan.split!;
+      expect(split, 'no split previewed').not.toBeNull();
+      // Aerodrome's pool and devnet-amm's (which the aggregator fakes route through as well).
+      const venues = split.parts.map((p) => p.venue);
+      expect(venues).toContain('aerodrome');
+      expect(['devnet-amm', '0x', 'kyberswap']).toContain(venues.find((v) => v !== 'aerodrome'));
+      // The parts are the first slice, cut at a quarter, a half or three quarters.
+      const first = BigInt(plan.slice_sell_amount);
+      expect(split.parts.reduce((t, p) => t + BigInt(p.sell_amount), 0n)).toBe(first);
+      expect([1n, 2n, 3n].map((q) => (first * q) / 4n)).toContain(BigInt(split.parts[0]!.sell_amount));
+      // Two equal pools: halves buy the most, far more than the gas of a second swap.
+      expect(BigInt(split.parts[0]!.sell_amount)).toBe(first / 2n);
+      expect(BigInt(split.gain)).toBeGreaterThan(BigInt(split.gas_cost));
+      const larger = [...split.parts].sort((a, b) =>
+        Number(BigInt(b.sell_amount) - BigInt(a.sell_amount)),
+      )[0]!;
+      expect(plan.venue).toBe(larger.venue);
+      // A small order moves a pool too little for a second swap to pay for itself.
+      const small = await ask(parseUnits('0.001', 18).toString());
+      expect(small.sliced_plan).toMatchObject({ slice_count: 1, split: null });
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('a sliced plan executed on the devnet', () => {
   it('keeps every slice inside the slippage budget and saves what the preview estimated, within 0.5%', async () => {
     // A fresh copy of the worked example, so the execution moves only this test's pool.

@@ -64,6 +64,7 @@ export const quotesRoutes: RouteDefinition[] = [
             interval_ms: 0,
             estimated_buy_total: '1652893204511874118',
             venue: 'aerodrome',
+            split: null,
           },
           expected_savings: null,
           planner_abort: null,
@@ -88,6 +89,7 @@ export const quotesRoutes: RouteDefinition[] = [
           clock: deps.clock,
           config: deps.config,
           log: deps.log,
+          chain: deps.chain,
         },
         {
           chainId: body.chain_id ?? 8453,

@@ -69,7 +69,40 @@ export const QuoteComparisonSchema = Type.Object(
             impact_bps_at_full_size: Type.Number(),
             interval_ms: Type.Integer({ minimum: 0 }),
             estimated_buy_total: Amount('What the slices should fetch if the price recovers between them'),
-            venue: Type.String(),
+            venue: Type.String({
+              description: 'The venue of the first slice; when it is split, the one with the larger share',
+            }),
+            split: Type.Union(
+              [
+                Type.Object(
+                  {
+                    parts: Type.Array(
+                      Type.Object(
+                        {
+                          venue: Type.String(),
+                          sell_amount: Amount('The part of the first slice this venue takes'),
+                          buy_amount: Amount('What the venue quoted for it'),
+                        },
+                        { additionalProperties: false },
+                      ),
+                      { minItems: 2, maxItems: 2 },
+                    ),
+                    gain: Amount(
+                      'What the two parts buy more than the first slice on its venue alone (buy-token base units)',
+                    ),
+                    gas_cost: Amount(
+                      'What the second swap’s gas costs now, valued in the buy token: the gain had to beat it',
+                    ),
+                  },
+                  { additionalProperties: false },
+                ),
+                Type.Null(),
+              ],
+              {
+                description:
+                  'How the executor would cut the first slice between the two best venues in one operation; null when one venue alone does better once gas is paid',
+              },
+            ),
           },
           { additionalProperties: false },
         ),

@@ -11,11 +11,17 @@ import { AppError, invalidRequest } from '../../core/errors/app-error.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
 import { formatUsd } from '../../core/money.ts';
 import { productFeeMicro } from '../billing/index.ts';
-import { planOrder, probeSellAmount, type PlannerResult, type Price } from '../planner/index.ts';
+import {
+  planOrder,
+  probeSellAmount,
+  type PlannerResult,
+  type Price,
+  type SlicedPlan,
+} from '../planner/index.ts';
 import { platformDefaults, type PolicyChainId } from '../policies/index.ts';
 import type { PriceReferences } from '../prices/index.ts';
 import type { RegistryChain, TokenRegistry } from '../registry/index.ts';
-import { quoteAllVenues, type QuoteAllResult } from '../venues/index.ts';
+import { bestCut, quoteAllVenues, type Cut, type QuoteAllResult } from '../venues/index.ts';
 
 export interface QuoteDeps {
   db: DbExecutor;
@@ -23,8 +29,10 @@ export interface QuoteDeps {
   registry: TokenRegistry;
   prices: PriceReferences | undefined;
   clock: Clock;
-  config: Pick<Config, 'venues' | 'planner' | 'fees'>;
+  config: Pick<Config, 'venues' | 'planner' | 'fees' | 'executor'>;
   log: { info(obj: object, msg: string): void };
+  /** The chain's fees, to value a split's extra gas; absent: no split is previewed. */
+  chain: SplitGasDeps['chain'];
 }
 
 export interface QuoteRequest {
@@ -111,6 +119,11 @@ export interface QuoteComparison {
     interval_ms: number;
     estimated_buy_total: string;
     venue: string;
+    split: {
+      parts: { venue: string; sell_amount: string; buy_amount: string }[];
+      gain: string;
+      gas_cost: string;
+    } | null;
   } | null;
   expected_savings: { buy_amount: string; bps: number } | null;
   planner_abort: { reason: string; detail: Record<string, unknown> } | null;
@@ -224,6 +237,35 @@ export async function planSale(
   return { full, reference, result };
 }
 
+/**
+ * The cut of the plan's first slice between its venue and another venue that answered, as
+ * the executor would make it (venues' `bestCut`), or null: one venue answered, no cut beats the
+ * first venue alone once a second swap's gas is paid, or nothing values that gas.
+ */
+async function previewSplit(
+  deps: QuoteDeps,
+  chainId: number,
+  sellToken: Address,
+  buyToken: Address,
+  plan: SlicedPlan,
+  full: QuoteAllResult,
+): Promise<Cut | null> {
+  const others = full.quotes.map((q) => q.venue).filter((v) => v !== plan.venue);
+  if (others.length === 0) return null;
+  const gasCost = await splitGasCost(deps, chainId, buyToken).catch(() => null);
+  if (gasCost === null) return null;
+  const venueDeps = { db: deps.db, venues: deps.venues, venueTimeoutMs: deps.config.venues.timeoutMs };
+  return bestCut(venueDeps, {
+    chainId,
+    sellToken,
+    buyToken,
+    amount: plan.slices[0]!,
+    best: { venue: plan.venue },
+    others,
+    gasCost,
+  });
+}
+
 /** Compares the venues for one sale and previews the planner; see the file comment. */
 export async function compareQuotes(
   deps: QuoteDeps,
@@ -277,6 +319,10 @@ export async function compareQuotes(
   }
 
   const best = full.quotes[0]!;
+  const split = result.ok
+    ? await previewSplit(deps, chain.chainId, sell.address, buy.address, result.plan, full)
+    : null;
+  const larger = split && (split.a.sellAmount >= split.b.sellAmount ? split.a : split.b);
   return {
     chain_id: chain.chainId,
     sell_token: sell.address,
@@ -302,7 +348,18 @@ export async function compareQuotes(
           impact_bps_at_full_size: result.plan.impactBpsAtFullSize,
           interval_ms: result.plan.intervalMs,
           estimated_buy_total: result.plan.estimatedBuyTotal.toString(),
-          venue: result.plan.venue,
+          venue: larger ? larger.venue : result.plan.venue,
+          split: split
+            ? {
+                parts: [split.a, split.b].map((q) => ({
+                  venue: q.venue,
+                  sell_amount: q.sellAmount.toString(),
+                  buy_amount: q.buyAmount.toString(),
+                })),
+                gain: split.gain.toString(),
+                gas_cost: split.gasCost.toString(),
+              }
+            : null,
         }
       : null,
     expected_savings:
