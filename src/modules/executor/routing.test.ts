@@ -179,6 +179,8 @@ describe('routing a conversion across venues', () => {
       }
       expect(s.split.reduce((t, p) => t + BigInt(p.sold), 0n)).toBe(BigInt(s.sold));
       expect(s.split.reduce((t, p) => t + BigInt(p.bought), 0n)).toBe(BigInt(s.bought));
+      // The cut bought more than the best venue alone was quoting for the whole slice.
+      expect(BigInt(s.bought)).toBeGreaterThan(BigInt(s.routing![0]!.buy_amount));
       // The larger part names the slice.
       const larger = [...s.split].sort((x, y) => Number(BigInt(y.sell_amount) - BigInt(x.sell_amount)))[0]!;
       expect(s.venue).toBe(larger.venue);
