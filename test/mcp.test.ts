@@ -46,7 +46,7 @@ async function httpClient(key: string): Promise<Client> {
   return client;
 }
 
-type Structured = { status: number; code?: string; next?: { path: string }[] } & Record<string, unknown>;
+type Structured = { http_status: number; code?: string; next?: { path: string }[] } & Record<string, unknown>;
 
 describe('MCP over streamable HTTP (/v1/mcp)', () => {
   it('lists one tool per agent operation of the route table, with its input schema; never operator or development routes', async () => {
@@ -92,7 +92,7 @@ describe('MCP over streamable HTTP (/v1/mcp)', () => {
     const first = await admin.callTool({ name: 'createApiKey', arguments: args });
     const again = await admin.callTool({ name: 'createApiKey', arguments: args });
     const [a, b] = [first.structuredContent as Structured, again.structuredContent as Structured];
-    expect(a.status).toBe(201);
+    expect(a.http_status).toBe(201);
     expect(a.token).toMatch(/^\S+$/);
     expect(b.id).toBe(a.id);
     expect(b.token).toBeNull(); // replayed: the token is never shown twice
@@ -106,7 +106,7 @@ describe('MCP over streamable HTTP (/v1/mcp)', () => {
     const refused = await read.callTool({ name: 'createApiKey', arguments: { name: 'no' } });
     expect(refused.isError).toBe(true);
     const body = refused.structuredContent as Structured;
-    expect(body.status).toBe(403);
+    expect(body.http_status).toBe(403);
     expect(body.code).toBe('FORBIDDEN');
     expect(body.remediation).toEqual(expect.any(String));
     expect(body.next?.map((n) => n.path)).toContain('/v1/auth/session');
@@ -189,7 +189,7 @@ describe('MCP over stdio (purser mcp)', () => {
     expect(names).not.toContain('createApiKey');
     const fees = await client.callTool({ name: 'getFeeSchedule', arguments: {} });
     expect(fees.isError).toBeFalsy();
-    expect(fees.structuredContent).toMatchObject({ status: 200 });
+    expect(fees.structuredContent).toMatchObject({ http_status: 200 });
   });
 
   it('refuses to start without an API key, saying so on stderr', async () => {

@@ -139,14 +139,18 @@ function parse(text: string): unknown {
   }
 }
 
-/** A tool's answer: the API's body as text and as structured content; an error answer is a tool error. */
-function toolResult(answer: HttpAnswer): CallToolResult {
+/**
+ * A tool's answer: the API's body as text and as structured content, with the HTTP status in
+ * `http_status`, set after the body's fields so a body's own `status` (an intent's, an order's)
+ * never hides it; an error answer is a tool error.
+ */
+export function toolResult(answer: HttpAnswer): CallToolResult {
   const body = parse(answer.body);
   const structured =
     body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : null;
   return {
     content: [{ type: 'text', text: structured ? JSON.stringify(structured, null, 2) : answer.body }],
-    ...(structured ? { structuredContent: { status: answer.status, ...structured } } : {}),
+    ...(structured ? { structuredContent: { ...structured, http_status: answer.status } } : {}),
     ...(answer.status >= 400 ? { isError: true } : {}),
   };
 }

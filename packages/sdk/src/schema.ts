@@ -8784,9 +8784,9 @@ export interface operations {
                 "application/json": {
                     wallet: string;
                     kind: "conversion" | "gas_topup";
-                    /** @description A registry token address of the policy's chain; for a gas top-up the chain's wrapped native token. */
+                    /** @description A registry token of the policy's chain, by address or symbol (as GET /v1/tokens lists it; the intent stores the address); for a gas top-up the chain's wrapped native token. */
                     sell_token: string;
-                    /** @description A registry token address of the chain; for a gas top-up the native placeholder 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE. */
+                    /** @description A registry token of the chain, by address or symbol; for a gas top-up the native placeholder 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE. */
                     buy_token: string;
                     /** @description Base units of the sell token (wei for a gas top-up), a positive decimal integer. */
                     sell_amount: string;

@@ -132,12 +132,47 @@ describe('POST /v1/intents', () => {
     expect((await req('GET', `/v1/intents/${intent.id}`, acc.sessionToken)).json()).toEqual(intent);
   });
 
-  it('admits a gas top-up of wrapped native valued through the cached ETH/USD reference', async () => {
+  it('admits a conversion naming its tokens by symbol, in any case, and stores their addresses', async () => {
+    const acc = await setup();
+    const res = await req(
+      'POST',
+      '/v1/intents',
+      acc.sessionToken,
+      conversion(acc.wallet, { sell_token: 'usdc', buy_token: 'WETH' }),
+    );
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json<Intent>().params).toMatchObject({
+      sell_token: token('USDC').toLowerCase(),
+      buy_token: token('WETH').toLowerCase(),
+    });
+    // A symbol the chain does not list is named, with where to find the chain's tokens.
+    const unknown = await req(
+      'POST',
+      '/v1/intents',
+      acc.sessionToken,
+      conversion(acc.wallet, { buy_token: 'NOPE' }),
+    );
+    expect(expectErrorBody(unknown, 400, 'INVALID_REQUEST').message).toMatch(
+      /buy_token NOPE is not a registry token of chain 8453.*GET \/v1\/tokens/,
+    );
+    // A gas top-up must sell the wrapped native token, however it is named.
+    const gas = await req('POST', '/v1/intents', acc.sessionToken, {
+      wallet: acc.wallet,
+      kind: 'gas_topup',
+      sell_token: 'USDC',
+      buy_token: NATIVE,
+      sell_amount: '1000',
+    });
+    expect(expectErrorBody(gas, 400, 'INVALID_REQUEST').message).toMatch(/wrapped native/);
+    expect(await intentCount(acc.accountId)).toBe(1);
+  });
+
+  it('admits a gas top-up of wrapped native (named by symbol) valued through the cached ETH/USD reference', async () => {
     const acc = await setup();
     const res = await req('POST', '/v1/intents', acc.sessionToken, {
       wallet: acc.wallet,
       kind: 'gas_topup',
-      sell_token: token('WETH'),
+      sell_token: 'WETH',
       buy_token: NATIVE,
       sell_amount: '100000000000000', // 0.0001 ETH
     });
@@ -145,6 +180,7 @@ describe('POST /v1/intents', () => {
     const intent = res.json<Intent>();
     expect(intent.kind).toBe('gas_topup');
     expect(intent.params.buy_token).toBe(NATIVE.toLowerCase());
+    expect(intent.params.sell_token).toBe(token('WETH').toLowerCase());
     const valued = t.deps.prices!.valueUsdMicro(8453, token('WETH'), 100_000_000_000_000n);
     if (!valued.ok) throw new Error('the devnet ETH/USD reference is not usable');
     expect(intent.params.value_usd).toBe(formatUsd(valued.usdMicro));
@@ -461,7 +497,9 @@ describe('POST /v1/intents', () => {
       { ...good, sell_amount: '-5' },
       { ...good, sell_amount: '1.5' },
       { ...good, sell_amount: 10 },
-      { ...good, sell_token: 'USDC' },
+      { ...good, sell_token: 'USDC ' },
+      { ...good, sell_token: '0x1234' },
+      { ...good, buy_token: '' },
       { ...good, wallet: 'nope' },
       { ...good, max_slippage_bps: -1 },
       { ...good, max_slippage_bps: 1.5 },

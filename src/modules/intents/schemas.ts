@@ -8,19 +8,23 @@ const ADDRESS = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 const KINDS = ['conversion', 'gas_topup'] as const;
 const STATUSES = ['planned', 'executing', 'filled', 'cancelled', 'aborted'] as const;
 
+/** A token as a request may name it: an address, or a registry symbol (`USDC`, `USDC.e`). */
+const TOKEN_PATTERN = '^(0x[0-9a-fA-F]{40}|[A-Za-z][A-Za-z0-9.]{0,19})$';
+
 export const CreateIntentBody = Type.Object(
   {
     wallet: ADDRESS,
     kind: Type.Union(KINDS.map((k) => Type.Literal(k))),
     sell_token: Type.String({
-      pattern: '^0x[0-9a-fA-F]{40}$',
+      pattern: TOKEN_PATTERN,
       description:
-        "A registry token address of the policy's chain; for a gas top-up the chain's wrapped native token.",
+        "A registry token of the policy's chain, by address or symbol (as GET /v1/tokens lists it; the " +
+        "intent stores the address); for a gas top-up the chain's wrapped native token.",
     }),
     buy_token: Type.String({
-      pattern: '^0x[0-9a-fA-F]{40}$',
+      pattern: TOKEN_PATTERN,
       description:
-        'A registry token address of the chain; for a gas top-up the native placeholder ' +
+        'A registry token of the chain, by address or symbol; for a gas top-up the native placeholder ' +
         '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE.',
     }),
     sell_amount: Type.String({

@@ -33,7 +33,12 @@ import {
   type ReserveSpendResult,
 } from '../policies/index.ts';
 import type { PriceReferences } from '../prices/index.ts';
-import type { RegistryChain, RegistryToken, TokenRegistry } from '../registry/index.ts';
+import {
+  normalizeSymbol,
+  type RegistryChain,
+  type RegistryToken,
+  type TokenRegistry,
+} from '../registry/index.ts';
 import { assertExecutionEnabled } from '../switches/index.ts';
 import {
   cancelPlannedIntent,
@@ -128,11 +133,18 @@ interface Legs {
 }
 
 /** The tokens of the request on the policy's chain; INVALID_REQUEST for anything else. */
+/** A token the request names by address or symbol, as the registry spells it for a lookup. */
+const tokenKey = (value: string): string =>
+  value.startsWith('0x') ? value.toLowerCase() : normalizeSymbol(value);
+
 function resolveLegs(chain: RegistryChain, registry: TokenRegistry, body: CreateIntentRequest): Legs {
-  const sellLower = body.sell_token.toLowerCase();
-  const buyLower = body.buy_token.toLowerCase();
+  const sellLower = tokenKey(body.sell_token);
+  const buyLower = tokenKey(body.buy_token);
   if (body.kind === 'gas_topup') {
-    if (sellLower !== chain.wrappedNative.toLowerCase()) {
+    const sellAddress = sellLower.startsWith('0x')
+      ? sellLower
+      : registry.findToken(chain.chainId, sellLower)?.address.toLowerCase();
+    if (sellAddress !== chain.wrappedNative.toLowerCase()) {
       throw invalidRequest(
         `Invalid body: sell_token of a gas top-up must be the wrapped native token of chain ${chain.chainId} ` +
           `(${chain.wrappedNative}).`,

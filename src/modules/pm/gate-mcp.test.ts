@@ -149,10 +149,10 @@ async function overMcp(tool: McpTool, origin: Origin): Promise<number> {
   });
   expect(res.statusCode, res.body).toBe(200);
   const result = res.json<{
-    result: { structuredContent?: { status: number }; content: { text: string }[] };
+    result: { structuredContent?: { http_status: number }; content: { text: string }[] };
   }>().result;
   expect(result.structuredContent, `${tool.name}: ${result.content[0]?.text}`).toBeDefined();
-  return result.structuredContent!.status;
+  return result.structuredContent!.http_status;
 }
 
 describe('the jurisdiction gate over MCP behind a trusted proxy', () => {
