@@ -214,6 +214,43 @@ describe('CLOB fake: public endpoints', () => {
   });
 });
 
+describe('CLOB fake: market discovery', () => {
+  it('lists its markets to the official client, full and simplified, sampling or not, paged by cursor', async () => {
+    const client = new ClobClient({ host: fake.url, chain: 137 });
+    const first = await client.getMarkets();
+    expect(first).toMatchObject({ count: 2, next_cursor: CLOB_END_CURSOR });
+    const conditions = [MARKET.conditionId, NEG_RISK_MARKET.conditionId];
+    expect(first.data.map((m: { condition_id: string }) => m.condition_id)).toEqual(conditions);
+    // What an agent needs to trade one: its tokens and outcomes, tick, minimum size, neg-risk.
+    expect(first.data[1]).toMatchObject({
+      condition_id: NEG_RISK_MARKET.conditionId,
+      tokens: NEG_RISK_MARKET.tokens.map((t) => ({ token_id: t.tokenId, outcome: t.outcome })),
+      minimum_tick_size: 0.001,
+      neg_risk: true,
+      active: true,
+      closed: false,
+      accepting_orders: true,
+    });
+    const simplified = await client.getSimplifiedMarkets();
+    expect(Object.keys(simplified.data[0]).sort()).toEqual(
+      ['accepting_orders', 'active', 'archived', 'closed', 'condition_id', 'rewards', 'tokens'].sort(),
+    );
+    expect((await client.getSamplingMarkets()).data).toEqual(first.data);
+    expect((await client.getSamplingSimplifiedMarkets()).data).toEqual(simplified.data);
+    // One market a page: the cursor walks to the end as the client's own loops do.
+    fake.knobs.pageSize = 1;
+    const page1 = await client.getMarkets();
+    expect(page1).toMatchObject({ limit: 1, count: 1, next_cursor: 'MQ==' });
+    const page2 = await client.getMarkets(page1.next_cursor);
+    expect(page2).toMatchObject({ count: 1, next_cursor: CLOB_END_CURSOR });
+    expect([...page1.data, ...page2.data].map((m: { condition_id: string }) => m.condition_id)).toEqual(
+      conditions,
+    );
+    const strict = new ClobClient({ host: fake.url, chain: 137, throwOnError: true });
+    await expect(strict.getMarkets('not-a-cursor')).rejects.toMatchObject({ status: 400 });
+  });
+});
+
 describe('CLOB fake: API keys (L1)', () => {
   it('creates a key, derives the same one, refuses a second create, and createOrDerive falls back', async () => {
     const { signer, address } = walletFor();

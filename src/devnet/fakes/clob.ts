@@ -264,6 +264,8 @@ export const CLOB_ERRORS = {
   invalidOrderId: 'Invalid orderID',
   invalidOrderParams: 'invalid order params payload',
   invalidTradeParams: 'Invalid trade params payload',
+  // Not taken from the live venue: what a malformed cursor of the market listings answers here.
+  invalidCursor: 'invalid next_cursor',
   invalidAssetType: 'Invalid asset type',
   invalidSignatureType: 'Invalid signature_type',
   internal: 'Internal server error',
@@ -277,6 +279,22 @@ export const clobDuplicatedError = (orderId: string) => `order ${orderId} is inv
 
 /** The cursors the client walks with (clob-client-v2 `INITIAL_CURSOR`, `END_CURSOR`). */
 export const CLOB_INITIAL_CURSOR = 'MA==';
+
+/** The market listings by path, and whether each gives full or simplified markets. */
+const MARKET_LISTINGS: Record<string, 'full' | 'simplified'> = {
+  '/markets': 'full',
+  '/sampling-markets': 'full',
+  '/simplified-markets': 'simplified',
+  '/sampling-simplified-markets': 'simplified',
+};
+
+/** A market slug from its question: lowercase words joined by hyphens. */
+const slugOf = (text: string): string =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80);
 export const CLOB_END_CURSOR = 'LTE=';
 
 const MALFORMED_CLOB_BODY = '{"success": true, "orderID": "0x';
@@ -644,6 +662,59 @@ export async function startClobFake(options: ClobFakeOptions = {}): Promise<Clob
         return side === 'BUY' ? (b.price > a.price ? 1 : -1) : a.price > b.price ? 1 : -1;
       return a.seq - b.seq;
     });
+  }
+
+  /** A token's price in listings: its last trade's, else 0.5 (as the book's `last_trade_price`). */
+  function tokenPrice(tokenId: string): number {
+    const last = [...tradeList].reverse().find((t) => t.tokenId === tokenId);
+    return last ? Number(decimal(last.price)) : 0.5;
+  }
+
+  /** The simplified market of the listings (clob-openapi `SimplifiedMarket`). */
+  function simplifiedMarketView(market: ClobFakeMarket) {
+    return {
+      condition_id: market.conditionId,
+      rewards: { rates: null, min_size: 0, max_spread: 0 },
+      tokens: market.tokens.map((t) => ({
+        token_id: t.tokenId,
+        outcome: t.outcome,
+        price: tokenPrice(t.tokenId),
+        winner: false,
+      })),
+      active: true,
+      closed: false,
+      archived: false,
+      accepting_orders: true,
+    };
+  }
+
+  /** A market as `GET /markets/{condition_id}` and the full listings give it (`Market`). */
+  function marketView(market: ClobFakeMarket) {
+    return {
+      ...simplifiedMarketView(market),
+      enable_order_book: true,
+      accepting_order_timestamp: null,
+      minimum_order_size: market.minOrderSize ?? 5,
+      minimum_tick_size: Number(market.tickSize),
+      question_id: keccak256(toHex(`question:${market.conditionId}`)),
+      question: market.question ?? '',
+      description: market.question ?? '',
+      market_slug: slugOf(market.question ?? market.conditionId),
+      end_date_iso: null,
+      game_start_time: null,
+      seconds_delay: 0,
+      fpmm: '',
+      maker_base_fee: 0,
+      taker_base_fee: 0,
+      notifications_enabled: false,
+      neg_risk: market.negRisk ?? false,
+      neg_risk_market_id: '',
+      neg_risk_request_id: '',
+      icon: '',
+      image: '',
+      is_50_50_outcome: false,
+      tags: [],
+    };
   }
 
   function book(market: ClobFakeMarket, tokenId: string) {
@@ -1192,17 +1263,16 @@ export async function startClobFake(options: ClobFakeOptions = {}): Promise<Clob
       if (legacyMarket) {
         const market = marketsByCondition.get(lower(legacyMarket[1] ?? ''));
         if (!market) return refusal(404, CLOB_ERRORS.marketNotFound);
-        return answer(200, {
-          condition_id: market.conditionId,
-          question: market.question ?? '',
-          tokens: market.tokens.map((t) => ({ token_id: t.tokenId, outcome: t.outcome })),
-          minimum_tick_size: Number(market.tickSize),
-          minimum_order_size: market.minOrderSize ?? 5,
-          neg_risk: market.negRisk ?? false,
-          active: true,
-          closed: false,
-          accepting_orders: true,
-        });
+        return answer(200, marketView(market));
+      }
+      // The listings the client pages through (getMarkets, getSamplingMarkets,
+      // getSimplifiedMarkets, getSamplingSimplifiedMarkets): every market of the fake is active
+      // and accepting orders, so the sampling lists are the full ones.
+      const listing = MARKET_LISTINGS[path];
+      if (listing) {
+        const all = [...marketsByCondition.values()];
+        const views = all.map((m) => (listing === 'full' ? marketView(m) : simplifiedMarketView(m)));
+        return page(views, query.next_cursor, CLOB_ERRORS.invalidCursor, knobs.pageSize);
       }
     }
 
