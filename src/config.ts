@@ -151,6 +151,8 @@ export interface Config {
     chainIds: number[];
     /** First port of the anvil instances; chain i listens on basePort + i. 0 picks free ports. */
     basePort: number;
+    /** How often the arbitrage keeper brings the devnet's pools back to the feeds (0: never). */
+    keeperIntervalMs: number;
     /**
      * Development only (`DEVNET_TOKEN_ADDRESSES`, JSON `{"8453": {"USDC": "0x…"}}`): the token
      * addresses of a devnet this process did not start (RPC_URL_<chain> points at it), for the
@@ -708,6 +710,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: devnetEnabled,
       chainIds: devnetChainIds.filter((c) => SUPPORTED_CHAINS.includes(c)),
       basePort: int('DEVNET_BASE_PORT', 8545, 0, 65535),
+      keeperIntervalMs: int('DEVNET_KEEPER_INTERVAL_MS', 2_000, 0, 3_600_000),
       tokenAddresses: devnetTokenAddresses,
     },
     screening: {

@@ -27,6 +27,7 @@ import {
   type DevnetInfo,
 } from './devnet/devnet.ts';
 import { withDevnetCctp, withDevnetPmVenues } from './devnet/config-overrides.ts';
+import { devnetKeeper, startKeeperTimer } from './devnet/keeper.ts';
 import { withDevnetKernelModules } from './devnet/kernel-accounts.ts';
 import { checkDevnetState, devnetStateDir, markDevnetRunning, markDevnetStopped } from './devnet/state.ts';
 import { prepareDevOperatorToken, publishDevOperatorAccess } from './cli/dev-operator.ts';
@@ -367,7 +368,25 @@ async function startPersistentDevnet(
     await markDevnetStopped(handle.db, stateDir, chainIds);
   });
   await markDevnetRunning(handle.db, chainIds);
-  return devnet.info();
+  const info = devnet.info();
+  // As arbitrageurs do on mainnet, the keeper brings the pools back to the feeds after trades.
+  const keeper = config.devnet.keeperIntervalMs > 0 ? devnetKeeper(info) : null;
+  if (keeper) {
+    // A step that keeps failing the same way is said once, not every interval.
+    let lastFailure = '';
+    stops.push(
+      startKeeperTimer(keeper, config.devnet.keeperIntervalMs, (err) => {
+        const message = err instanceof Error ? err.message : String(err);
+        if (message !== lastFailure) log.warn({ err }, 'devnet arbitrage keeper: a step failed');
+        lastFailure = message;
+      }),
+    );
+    devnetLog.info(
+      `devnet arbitrage keeper: brings the Base pools back to the feeds' prices every ` +
+        `${config.devnet.keeperIntervalMs} ms (DEVNET_KEEPER_INTERVAL_MS; 0 turns it off)`,
+    );
+  }
+  return info;
 }
 
 /**

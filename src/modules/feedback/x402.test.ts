@@ -799,11 +799,20 @@ describe.each([1, 2] as const)('an unknown settlement outcome (x402 v%i)', (vers
       // The broadcast may still be on its way to a block on a loaded machine: the reconciler
       // leaves it pending until its receipt is there, and a later pass settles it.
       let settled = 0;
-      for (let i = 0; i < 50 && settled === 0; i++) {
-        settled = (await reconcileStaleSettlements(t.deps, settlementEffects())).settled;
+      let last: unknown = null;
+      for (let i = 0; i < 100 && settled === 0; i++) {
+        const counts = await reconcileStaleSettlements(t.deps, settlementEffects());
+        settled = counts.settled;
+        last = counts;
         if (settled === 0) await new Promise((r) => setTimeout(r, 100));
       }
-      expect(settled).toBeGreaterThanOrEqual(1);
+      // A failure names where the settlement stood (a CI run once ended here with nothing settled).
+      const rows = await t.db.db
+        .selectFrom('payment_settlements')
+        .selectAll()
+        .where('nonce', '=', nonce)
+        .execute();
+      expect(settled, JSON.stringify({ last, rows })).toBeGreaterThanOrEqual(1);
       const requests = await requestsOf(acc.accountId);
       expect(requests).toHaveLength(1);
 
