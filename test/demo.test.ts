@@ -53,7 +53,7 @@ function expectWholeFlow(out: string) {
   ).toBe(true);
   expect([...at].sort((a, b) => a - b)).toEqual(at);
   expect(out).toContain('webhook received: intent.filled (signature verified)');
-  expect(out).toMatch(/intent: +filled, sold 20000000 USDC base units for [1-9]\d* EURC base units/);
+  expect(out).toMatch(/intent: +filled, sold 800000000 USDC base units for [1-9]\d* EURC base units/);
   // The session token and the webhook secret are printed cut short, never whole.
   expect(out).toContain('(hidden)');
   expect(out).not.toMatch(new RegExp(`${SESSION_TOKEN_PREFIX}[A-Za-z0-9_-]{20,}`));

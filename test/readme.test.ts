@@ -23,6 +23,7 @@ import { devnetBundlerUrls } from '../src/devnet/devnet.ts';
 import { CHAIN_WATCH_JOB, jobHandlers, schedulesFor } from '../src/jobs.ts';
 import { EXECUTE_JOB } from '../src/modules/intents/index.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
+import { walkKeeper, withKeeperSteps } from './support/keeper.ts';
 import { watchConfig } from './support/chain-watch.ts';
 import { devnetKernelConfig } from './support/devnet-deps.ts';
 import { capturedLog } from './support/log-lines.ts';
@@ -120,10 +121,14 @@ beforeAll(async () => {
     db: t.db.db,
     clock: t.deps.clock,
     log: t.deps.log,
-    handlers: {
-      [EXECUTE_JOB]: jobHandlers(t.deps)[EXECUTE_JOB]!,
-      [CHAIN_WATCH_JOB]: jobHandlers(t.deps)[CHAIN_WATCH_JOB]!,
-    },
+    // As under npm start, the market recovers between slices (the devnet's arbitrage keeper).
+    handlers: withKeeperSteps(
+      {
+        [EXECUTE_JOB]: jobHandlers(t.deps)[EXECUTE_JOB]!,
+        [CHAIN_WATCH_JOB]: jobHandlers(t.deps)[CHAIN_WATCH_JOB]!,
+      },
+      walkKeeper(devnet),
+    ),
     schedules: schedulesFor(t.deps.config).filter((s) => s.jobName === CHAIN_WATCH_JOB),
     pollIntervalMs: 100,
   });
@@ -334,13 +339,23 @@ const expectations: Expectation[] = [
   {
     match: '/v1/intents',
     check: async ({ stdout, statuses, vars }) => {
-      // The registry, the admission, the polls while the executor works, the last read, the balance.
-      expect(statuses.slice(0, 2)).toEqual([200, 201]);
-      expect(statuses.slice(2).every((s) => s === 200)).toBe(true);
+      // The admission, the polls while the executor works, the last read, the balance.
+      expect(statuses[0]).toBe(201);
+      expect(statuses.slice(1).every((s) => s === 200)).toBe(true);
       const lines = stdout.trim().split('\n');
       // The executor (a worker, as under npm start) deployed the account, installed the
-      // delegation and swapped: filled, in one slice, the fee kept.
-      expect(JSON.parse(lines[0] ?? '')).toEqual({ status: 'filled', sold: '20000000', slices: 1 });
+      // delegation and swapped: filled, in three slices (the keeper restoring the pool between
+      // them), the fee kept.
+      const ended = await t.db.db
+        .selectFrom('intents')
+        .select('params')
+        .where('id', '=', vars.INTENT ?? '')
+        .executeTakeFirst();
+      expect(JSON.parse(lines[0] ?? ''), JSON.stringify(ended?.params)).toEqual({
+        status: 'filled',
+        sold: '800000000',
+        slices: 3,
+      });
       expect(lines[1]).toBe('"4.950000"');
       const row = await t.db.db
         .selectFrom('intents')
@@ -348,12 +363,12 @@ const expectations: Expectation[] = [
         .where('id', '=', vars.INTENT ?? '')
         .executeTakeFirstOrThrow();
       expect(row).toEqual({ status: 'filled', wallet: vars.SMART_ACCOUNT?.toLowerCase() });
-      // On chain: the account exists now, and it holds 80 of its 100 USDC and some EURC.
+      // On chain: the account exists now, and it holds 200 of its 1,000 USDC and some EURC.
       const account = getAddress(vars.SMART_ACCOUNT ?? '');
       expect(
         (await devnetKernelAccount(devnet, PAYMENTS_CHAIN, getAddress(vars.WALLET ?? ''))).deployed,
       ).toBe(true);
-      expect(await usdcOnChain(account)).toBe(80_000_000n);
+      expect(await usdcOnChain(account)).toBe(200_000_000n);
       expect(await tokenOnChain('EURC', account)).toBeGreaterThan(0n);
     },
   },

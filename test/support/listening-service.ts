@@ -14,6 +14,7 @@ import { jobHandlers } from '../../src/jobs.ts';
 import { createWebhookDispatcher } from '../../src/modules/webhooks/index.ts';
 import { createTestApp, type TestApp } from './app.ts';
 import { devnetKernelConfig } from './devnet-deps.ts';
+import { walkKeeper, withKeeperSteps } from './keeper.ts';
 import { paymentsSetup } from './payments.ts';
 
 export interface ListeningService {
@@ -39,7 +40,8 @@ export async function startListeningService(devnet: DevnetInfo): Promise<Listeni
     db: t.db.db,
     clock: t.deps.clock,
     log: t.deps.log,
-    handlers: jobHandlers(t.deps),
+    // As under npm start, the market recovers between slices (the devnet's arbitrage keeper).
+    handlers: withKeeperSteps(jobHandlers(t.deps), walkKeeper(devnet)),
     pollIntervalMs: 50,
   });
   await worker.start();
