@@ -224,7 +224,7 @@ describe('the example agent (examples/agent.ts)', () => {
     };
     expect(summary.event).toBe('intent.filled');
     expect(summary.intent).toBe('filled');
-    expect(summary.totals.sold).toBe('20000000');
+    expect(summary.totals.sold).toBe('800000000');
     expect(BigInt(summary.totals.bought)).toBeGreaterThan(0n);
     expect(summary.statement).toMatch(/^sha256:[0-9a-f]{64}$/);
   }, 180_000);
