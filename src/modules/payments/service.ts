@@ -452,6 +452,12 @@ export async function reconcileSettlement(
   const nonce = row.nonce as Hex;
   const used = await chain.authorizationState(row.chain_id, token, payer, nonce);
   if (used) {
+    // Our own broadcast's receipt says it first: a node may answer the state of a block before its
+    // logs are searchable (eth_getLogs lags the head on real providers, and on anvil).
+    if (row.tx_hash) {
+      const receipt = await chain.getReceipt(row.chain_id, row.tx_hash as Hex);
+      if (receipt?.status === 'success') return finalizeSettled(deps, effects, row.id, row.tx_hash as Hex);
+    }
     const { usedLogs, canceledLogs } = await findAuthorizationLogs(
       chain,
       row.chain_id,
@@ -464,6 +470,10 @@ export async function reconcileSettlement(
     if (usedLog?.transactionHash) return finalizeSettled(deps, effects, row.id, usedLog.transactionHash);
     if (canceledLogs.length > 0) {
       await markFailed(deps.db, row.id, 'the payer canceled the authorization on-chain', deps.clock.now());
+    } else if (deps.clock.now().getTime() - row.created_at.getTime() < LOG_LAG_GRACE_MS) {
+      // Used, but its log not searchable yet: asked again on a later pass, not concluded now.
+      await touchSettlement(deps.db, row.id, deps.clock.now());
+      return { state: 'pending', row };
     } else {
       // Used before this row existed (from_block): not a transfer this service can attribute.
       await markFailed(
@@ -499,6 +509,12 @@ export async function reconcileSettlement(
   }
   return broadcastAndConfirm(deps, effects, row, { waitMs: deps.config.payments.confirmTimeoutMs });
 }
+
+/**
+ * How long after a settlement was recorded a used authorization without a log found is taken for
+ * the log search lagging the head, not for a use outside the settlement.
+ */
+const LOG_LAG_GRACE_MS = 120_000;
 
 /** Blocks per getLogs request: public RPC providers refuse wider ranges. */
 const LOG_WINDOW = 5_000n;

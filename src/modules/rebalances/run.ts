@@ -576,16 +576,23 @@ async function receivedIn(deps: RebalanceRunDeps, chainId: number, nonce: Hex): 
   const to = cctpOf(deps.config, chainId);
   const client = deps.chain.publicClient(chainId);
   try {
-    const latest = await client.getBlockNumber();
-    const logs = await client.getLogs({
-      address: to.messageTransmitter,
-      event: messageTransmitterAbi.find((x) => x.type === 'event' && x.name === 'MessageReceived')!,
-      args: { nonce },
-      fromBlock: latest > MINT_LOOKBACK_BLOCKS ? latest - MINT_LOOKBACK_BLOCKS : 0n,
-      toBlock: latest,
-    });
-    const parsed = parseEventLogs({ abi: messageTransmitterAbi, eventName: 'MessageReceived', logs });
-    return (parsed[0]?.transactionHash ?? null) as Hex | null;
+    // The nonce is used, so its log exists; a node's log search can lag its head by a moment
+    // (eth_getLogs on real providers, and on anvil), so it is asked a few times before giving up.
+    for (let attempt = 0; ; attempt++) {
+      // The head as it is now: a cached block number would end the search before the mint.
+      const latest = await client.getBlockNumber({ cacheTime: 0 });
+      const logs = await client.getLogs({
+        address: to.messageTransmitter,
+        event: messageTransmitterAbi.find((x) => x.type === 'event' && x.name === 'MessageReceived')!,
+        args: { nonce },
+        fromBlock: latest > MINT_LOOKBACK_BLOCKS ? latest - MINT_LOOKBACK_BLOCKS : 0n,
+        toBlock: latest,
+      });
+      const parsed = parseEventLogs({ abi: messageTransmitterAbi, eventName: 'MessageReceived', logs });
+      const found = (parsed[0]?.transactionHash ?? null) as Hex | null;
+      if (found || attempt >= 2) return found;
+      await new Promise((r) => setTimeout(r, 300));
+    }
   } catch (err) {
     deps.log.warn({ err, chainId, nonce }, 'the mint of a received message could not be looked up');
     return null;
