@@ -19,6 +19,7 @@ import { ApiPortInUseError, busyPorts } from './core/ports.ts';
 import { createWorker } from './core/jobs/index.ts';
 import type { AppDeps } from './deps.ts';
 import {
+  DevnetOutdatedStateError,
   devnetBundlerUrls,
   devnetRpcUrls,
   devnetTokenAddresses,
@@ -338,18 +339,12 @@ async function startPersistentDevnet(
   const stateDir = devnetStateDir(config.dataDir);
   const devnetLog = { info: (m: string) => log.info(m) };
   const reclaimed = await reclaimLeftoverAnvils(stateDir, chainIds, devnetLog);
-  await checkDevnetState({
-    db: handle.db,
-    stateDir,
-    chainIds,
-    reclaimed,
-    log: (m) => log.warn(m),
-    reset:
-      handle.kind === 'pglite'
-        ? `Reset both together: stop Purser and delete ${config.dataDir} (rm -rf ${config.dataDir}); ` +
-          'the next start creates a new database and new chains.'
-        : `Reset both together: recreate the database DATABASE_URL names and delete ${stateDir}.`,
-  });
+  const reset =
+    handle.kind === 'pglite'
+      ? `Reset both together: stop Purser and delete ${config.dataDir} (rm -rf ${config.dataDir}); ` +
+        'the next start creates a new database and new chains.'
+      : `Reset both together: recreate the database DATABASE_URL names and delete ${stateDir}.`;
+  await checkDevnetState({ db: handle.db, stateDir, chainIds, reclaimed, log: (m) => log.warn(m), reset });
   let running;
   try {
     devnetLog.info(
@@ -360,6 +355,8 @@ async function startPersistentDevnet(
   } catch (err) {
     // Anvils that did start wrote their state when they were stopped: that is the state to expect.
     await markDevnetStopped(handle.db, stateDir, chainIds);
+    // A devnet saved by a version with its tokens elsewhere: the ledger names those addresses too.
+    if (err instanceof DevnetOutdatedStateError) throw new Error(`${err.message} ${reset}`);
     throw err;
   }
   const devnet = running;

@@ -6,9 +6,17 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPublicClient, erc20Abi, http as viemHttp, type Address } from 'viem';
+import {
+  createPublicClient,
+  createTestClient,
+  erc20Abi,
+  getContractAddress,
+  http as viemHttp,
+  toHex,
+  type Address,
+} from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startDevnet } from '../src/devnet/devnet.ts';
+import { DEVNET_DEPLOYER, startDevnet } from '../src/devnet/devnet.ts';
 import { http, startServiceProcess, waitUntilReady, type ServiceProcess } from './support/service-process.ts';
 import { spawn } from 'node:child_process';
 import { REPO_ROOT, serviceEnv } from './support/service-process.ts';
@@ -25,6 +33,22 @@ async function holdPort(): Promise<{ server: Server; port: number }> {
     });
   });
   return { server, port };
+}
+
+/** Moves a contract's code and first storage slots to another address over anvil's RPC. */
+async function moveContract(rpcUrl: string, from: Address, to: Address): Promise<void> {
+  const transport = viemHttp(rpcUrl, { retryCount: 0 });
+  const client = createPublicClient({ transport });
+  const test = createTestClient({ mode: 'anvil', transport });
+  const code = await client.getCode({ address: from });
+  if (!code) throw new Error(`no code at ${from}`);
+  await test.setCode({ address: to, bytecode: code });
+  for (let slot = 0; slot < 8; slot++) {
+    const index = toHex(slot, { size: 32 });
+    const value = await client.getStorageAt({ address: from, slot: index });
+    if (value) await test.setStorageAt({ address: to, index, value });
+  }
+  await test.setCode({ address: from, bytecode: '0x' });
 }
 
 /** Runs `purser serve` expecting it to stop at start; resolves with its exit code and output. */
@@ -146,17 +170,22 @@ describe('restarts keep the ledger and the devnet together', () => {
     return { service, rpcUrl };
   }
 
-  async function usdcOf(service: ServiceProcess, rpcUrl: string, address: Address): Promise<bigint> {
+  const address: Address = '0x00000000000000000000000000000000000a11ce';
+
+  async function registryUsdc(service: ServiceProcess): Promise<Address> {
     const tokens = JSON.parse((await http(`${service.url}/v1/tokens?chain_id=${CHAIN}`)).text) as {
       chains: { tokens: { symbol: string; address: Address }[] }[];
     };
     const usdc = tokens.chains[0]?.tokens.find((t) => t.symbol === 'USDC')?.address;
     if (!usdc) throw new Error('no USDC in the registry');
-    const client = createPublicClient({ transport: viemHttp(rpcUrl, { retryCount: 0 }) });
-    return client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
+    return usdc;
   }
 
-  const address: Address = '0x00000000000000000000000000000000000a11ce';
+  async function usdcOf(service: ServiceProcess, rpcUrl: string, holder: Address): Promise<bigint> {
+    const client = createPublicClient({ transport: viemHttp(rpcUrl, { retryCount: 0 }) });
+    const usdc = await registryUsdc(service);
+    return client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [holder] });
+  }
 
   it('a faucet payment survives a clean stop (SIGTERM) and a start on the same data directory', async () => {
     const first = await start();
@@ -202,5 +231,23 @@ describe('restarts keep the ledger and the devnet together', () => {
     const fresh = await start();
     expect(await usdcOf(fresh.service, fresh.rpcUrl, address)).toBe(0n);
     expect((await fresh.service.stop('SIGTERM')).code).toBe(0);
+  }, 300_000);
+
+  it('a data directory saved while the devnet kept USDC at its deployment address: the start says how to reset', async () => {
+    const { service, rpcUrl } = await start();
+    const canonical: Address = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';
+    expect(await registryUsdc(service)).toBe(canonical);
+    // Put the chain back as an earlier version saved it: USDC where the deployer's first
+    // transaction created it, nothing at Base Sepolia's USDC address.
+    await moveContract(rpcUrl, canonical, getContractAddress({ from: DEVNET_DEPLOYER, nonce: 0n }));
+    expect((await service.stop('SIGTERM')).code).toBe(0);
+
+    const refused = await failedStart(env);
+    expect(refused.code, refused.output).not.toBe(0);
+    expect(refused.output).toContain(
+      `Chain ${CHAIN}: the saved devnet state keeps USDC at its deployment address`,
+    );
+    expect(refused.output).toContain(`rm -rf ${dataDir}`);
+    expect(refused.output).not.toMatch(/^\s+at /m);
   }, 300_000);
 });

@@ -9,6 +9,7 @@ import {
   encodeFunctionData,
   encodePacked,
   getAddress,
+  getContractAddress,
   hashDomain,
   hashTypedData,
   http,
@@ -121,10 +122,13 @@ describe('startDevnet', () => {
     const polygon = devnetChain(devnet, POLYGON);
     expect(base.contracts).toEqual({ ...expectedDevnetContracts(BASE_SEPOLIA), entryPoint: ENTRY_POINT_V07 });
     expect(polygon.contracts).toEqual({ ...expectedDevnetContracts(POLYGON), entryPoint: ENTRY_POINT_V07 });
-    // Common contracts share addresses across chains; 137 adds USDC.e and pUSD after them.
-    expect(base.contracts.usdc).toBe('0x5FbDB2315678afecb367f032d93F642f64180aa3');
-    expect(polygon.contracts.usdc).toBe(base.contracts.usdc);
-    expect(polygon.contracts.weth).toBe(base.contracts.weth);
+    // The tokens live at their real chains' addresses, as tools that know them expect.
+    expect(base.contracts.usdc).toBe('0x036CbD53842c5426634e7929541eC2318f3dCF7e');
+    expect(base.contracts.weth).toBe('0x4200000000000000000000000000000000000006');
+    expect(polygon.contracts.usdc).toBe('0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359');
+    expect(polygon.contracts.usdce).toBe('0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174');
+    expect(polygon.contracts.pusd).toBe('0xC011a7E12a19f7B1f670d46F03B03f3342E82DFB');
+    // Other contracts share deployment addresses across chains; 137 adds USDC.e and pUSD after them.
     expect(polygon.contracts.accountFactory).toBe(base.contracts.accountFactory);
     expect(base.contracts.usdce).toBeUndefined();
     expect(polygon.contracts.usdce).toBeDefined();
@@ -137,6 +141,9 @@ describe('startDevnet', () => {
 
     const { publicClient } = clients(BASE_SEPOLIA);
     expect(await publicClient.getChainId()).toBe(BASE_SEPOLIA);
+    // One copy of each token: where USDC was deployed (the deployer's first nonce), nothing is left.
+    const deployedAt = getContractAddress({ from: base.deployer, nonce: 0n });
+    expect(await publicClient.getCode({ address: deployedAt })).toBeUndefined();
     for (const address of Object.values(base.contracts)) {
       expect((await publicClient.getCode({ address }))?.length ?? 0).toBeGreaterThan(2);
     }

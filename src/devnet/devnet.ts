@@ -30,6 +30,8 @@ import {
   type Abi,
   type Address,
   type Hex,
+  type PublicClient,
+  type TestClient,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { artifact, DEVNET_DIR, loadArtifacts, type Artifacts } from '../../devnet/compile.ts';
@@ -116,6 +118,57 @@ const USDC_EIP712_NAME: Record<number, string> = { 84532: 'USDC', 8453: 'USD Coi
 export const POLYGON_CHAIN_ID = 137;
 export const BASE_CHAIN_ID = 8453;
 export const BASE_SEPOLIA_CHAIN_ID = 84532;
+
+/**
+ * Where the real chains keep the tokens the devnet stands in for (Circle's USDC and EURC, the OP
+ * Stack's WETH9 predeploy, Polygon's bridged USDC.e and Polymarket's pUSD; the protocol
+ * reference cites each). The devnet places its tokens there, so tools that know these addresses
+ * (the official x402 client's default assets, Polymarket's client) see the devnet's tokens.
+ */
+export const DEVNET_CANONICAL_TOKENS: Record<number, Partial<Record<DeployedKey, Address>>> = {
+  [BASE_CHAIN_ID]: {
+    usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+    weth: '0x4200000000000000000000000000000000000006',
+    eurc: '0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42',
+  },
+  [BASE_SEPOLIA_CHAIN_ID]: {
+    usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+    weth: '0x4200000000000000000000000000000000000006',
+  },
+  [POLYGON_CHAIN_ID]: {
+    usdc: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359',
+    usdce: '0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174',
+    pusd: '0xC011a7E12a19f7B1f670d46F03B03f3342E82DFB',
+  },
+};
+
+/**
+ * Storage slots a relocated token carries from where it was deployed (its constructor writes
+ * only the first few: name, symbol). Long strings (over 31 bytes) would live elsewhere: none of
+ * the devnet's tokens has one.
+ */
+const RELOCATED_SLOTS = 8;
+
+/**
+ * A devnet state saved by a version that kept its tokens at their deployment addresses: the
+ * contracts around them (pools, bridges, ramps) and the ledger name those addresses, so the
+ * state cannot be moved; the devnet and its database are reset together.
+ */
+export class DevnetOutdatedStateError extends Error {
+  constructor(
+    readonly chainId: number,
+    symbol: string,
+    at: Address,
+    canonical: Address,
+  ) {
+    super(
+      `Chain ${chainId}: the saved devnet state keeps ${symbol} at its deployment address ${at}; ` +
+        `this version places it at the real chain's address ${canonical}, and contracts and balances ` +
+        'saved with the old address cannot follow it.',
+    );
+    this.name = 'DevnetOutdatedStateError';
+  }
+}
 
 export interface DevnetToken {
   symbol: string;
@@ -689,6 +742,11 @@ interface Deployment {
   upgradeInPlace?: boolean;
 }
 
+/** Where a deployment lives: its real chain's address when it has one, else where it was deployed. */
+function placedAt(chainId: number, d: Deployment, deployedAt: Address): Address {
+  return DEVNET_CANONICAL_TOKENS[chainId]?.[d.key] ?? deployedAt;
+}
+
 /**
  * A field of a JSON file in devnet/vendor/ holding creation code as hex, and the constructor's
  * signature (`constructor(address entrypoint)`), which the file names in a field of its own.
@@ -1030,7 +1088,7 @@ export function expectedDevnetContracts(chainId: number): DevnetContracts {
   const out: Partial<DevnetContracts> = {};
   deploymentPlan(chainId).forEach((d, nonce) => {
     if (d.call === undefined)
-      out[d.key] = getContractAddress({ from: DEVNET_DEPLOYER, nonce: BigInt(nonce) });
+      out[d.key] = placedAt(chainId, d, getContractAddress({ from: DEVNET_DEPLOYER, nonce: BigInt(nonce) }));
   });
   return out as DevnetContracts;
 }
@@ -1071,6 +1129,7 @@ async function deployChain(
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 });
   const account = privateKeyToAccount(DEVNET_DEPLOYER_PRIVATE_KEY);
   const wallet = createWalletClient({ account, chain, transport });
+  const testClient = createTestClient({ mode: 'anvil', chain, transport });
 
   const plan = deploymentPlan(anvil.chainId).slice(0, planLength);
   const startNonce = await publicClient.getTransactionCount({ address: account.address });
@@ -1113,24 +1172,25 @@ async function deployChain(
       if (receipt.status !== 'success') throw new Error(`Chain ${anvil.chainId}: "${d.call}" failed`);
       continue;
     }
-    const expected = getContractAddress({ from: account.address, nonce: BigInt(nonce) });
+    const deployedAt = getContractAddress({ from: account.address, nonce: BigInt(nonce) });
+    const at = placedAt(anvil.chainId, d, deployedAt);
     if (nonce < startNonce) {
       // A chain loaded from its state file: what its earlier runs deployed is there.
-      const onChain = await publicClient.getCode({ address: expected });
+      const onChain = await publicClient.getCode({ address: at });
       if ((onChain?.length ?? 0) <= 2) {
+        if (at !== deployedAt && ((await publicClient.getCode({ address: deployedAt }))?.length ?? 0) > 2) {
+          throw new DevnetOutdatedStateError(anvil.chainId, d.token?.symbol ?? d.contract, deployedAt, at);
+        }
         throw new Error(
-          `Chain ${anvil.chainId}: the saved state has no ${d.contract} at ${expected}; delete the devnet state to start over`,
+          `Chain ${anvil.chainId}: the saved state has no ${d.contract} at ${at}; delete the devnet state to start over`,
         );
       }
       if (d.upgradeInPlace) {
         const built = artifact(artifacts, d.contract).deployedBytecode;
         if (onChain?.toLowerCase() !== built.toLowerCase()) {
-          await createTestClient({ mode: 'anvil', chain, transport }).setCode({
-            address: expected,
-            bytecode: built,
-          });
+          await testClient.setCode({ address: at, bytecode: built });
           log(
-            `devnet chain ${anvil.chainId}: ${d.contract} at ${expected} had the code of an earlier version; ` +
+            `devnet chain ${anvil.chainId}: ${d.contract} at ${at} had the code of an earlier version; ` +
               'replaced it with the current build (storage kept)',
           );
         }
@@ -1150,15 +1210,45 @@ async function deployChain(
         pollingInterval: 20,
         timeout: 30_000,
       });
-      if (receipt.status !== 'success' || receipt.contractAddress?.toLowerCase() !== expected.toLowerCase()) {
+      if (
+        receipt.status !== 'success' ||
+        receipt.contractAddress?.toLowerCase() !== deployedAt.toLowerCase()
+      ) {
         throw new Error(`Chain ${anvil.chainId}: deploying ${d.contract} failed (${receipt.status})`);
       }
+      if (at !== deployedAt) await relocate(publicClient, testClient, deployedAt, at);
     }
-    contracts[d.key] = expected;
-    if (d.token) tokens.push({ ...d.token, address: expected });
-    if (d.feed) priceFeeds[d.feed] = expected;
+    contracts[d.key] = at;
+    if (d.token) tokens.push({ ...d.token, address: at });
+    if (d.feed) priceFeeds[d.feed] = at;
   }
   return { contracts: contracts as DevnetContracts, tokens, priceFeeds };
+}
+
+/**
+ * Moves a just-deployed contract to `to`: its runtime code (immutables included) and the first
+ * storage slots its constructor wrote, then empties `from`, so one copy exists. Only for
+ * contracts whose code does not depend on its own address (the devnet's tokens compute their
+ * EIP-712 domain from `address(this)` at each call).
+ */
+async function relocate(
+  publicClient: PublicClient,
+  testClient: TestClient,
+  from: Address,
+  to: Address,
+): Promise<void> {
+  const code = await publicClient.getCode({ address: from });
+  if (!code || code.length <= 2) throw new Error(`devnet: nothing to relocate at ${from}`);
+  await testClient.setCode({ address: to, bytecode: code });
+  for (let slot = 0; slot < RELOCATED_SLOTS; slot++) {
+    const index = toHex(slot, { size: 32 });
+    const value = await publicClient.getStorageAt({ address: from, slot: index });
+    if (value && BigInt(value) !== 0n) {
+      await testClient.setStorageAt({ address: to, index, value });
+      await testClient.setStorageAt({ address: from, index, value: toHex(0, { size: 32 }) });
+    }
+  }
+  await testClient.setCode({ address: from, bytecode: '0x' });
 }
 
 /** Creation code of EntryPoint v0.7, or null when @account-abstraction/contracts is not installed. */

@@ -16606,7 +16606,7 @@ export interface operations {
                      * @example {
                      *       "chain_id": 8453,
                      *       "pair": "ETH/USD",
-                     *       "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "address": "0xDc64a140Aa3E981100a9becA4E685f962f0cF6C9",
                      *       "decimals": 8,
                      *       "answer": "3456.78",
                      *       "answer_raw": "345678000000",

@@ -4,7 +4,7 @@
 // exactly one credit, one fee debit and one feature request; a retry with the same X-PAYMENT
 // answers 201 with that request. Two processes and a crash: PostgreSQL only.
 
-import { x402Client, x402HTTPClient, type Network } from '@x402/fetch';
+import { x402Client, x402HTTPClient } from '@x402/fetch';
 import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/client';
 import { getAddress, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -109,11 +109,10 @@ describe.skipIf(!onPostgres)('a service killed right after broadcasting an x402 
     const doomed = await start(true);
     const required = await send(doomed);
     expect(required.status, required.text).toBe(402);
-    const client = new x402Client()
-      .registerV1('base', new ExactEvmSchemeV1(privateKeyToAccount(payer.privateKey)))
-      .setSpendControls({
-        allowedAssets: [{ network: 'base' as Network, asset: setup.usdc, maxAmountPerPayment: '1000000' }],
-      });
+    const client = new x402Client().registerV1(
+      'base',
+      new ExactEvmSchemeV1(privateKeyToAccount(payer.privateKey)),
+    );
     const httpClient = new x402HTTPClient(client);
     const paymentRequired = httpClient.getPaymentRequiredResponse(() => null, JSON.parse(required.text));
     const paymentHeaders = httpClient.encodePaymentSignatureHeader(
@@ -157,19 +156,19 @@ describe.skipIf(!onPostgres)('a service killed right after broadcasting an x402 
 
     // 3. Restarted without the fault: the reconciler job finishes it from chain truth.
     const survivor = await start(false);
-    await expect
-      .poll(
-        async () =>
-          (
-            await db
-              .selectFrom('payment_settlements')
-              .select('status')
-              .where('id', '=', pending[0]?.id ?? '')
-              .executeTakeFirst()
-          )?.status,
-        { timeout: 40_000, interval: 250 },
-      )
-      .toBe('settled');
+    const status = async () =>
+      (
+        await db
+          .selectFrom('payment_settlements')
+          .select('status')
+          .where('id', '=', pending[0]?.id ?? '')
+          .executeTakeFirst()
+      )?.status;
+    try {
+      await expect.poll(status, { timeout: 40_000, interval: 250 }).toBe('settled');
+    } catch (err) {
+      throw new Error(`not settled; the restarted service said:\n${survivor.tail(60)}`, { cause: err });
+    }
 
     const settled = await db
       .selectFrom('payment_settlements')

@@ -4,13 +4,7 @@
 // broadcast, credited or debited; a settlement whose outcome is unknown answers 202 until the
 // reconciler finishes it.
 
-import {
-  decodePaymentResponseHeader,
-  wrapFetchWithPayment,
-  x402Client,
-  x402HTTPClient,
-  type Network,
-} from '@x402/fetch';
+import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client, x402HTTPClient } from '@x402/fetch';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/client';
 import { randomBytes } from 'node:crypto';
@@ -181,19 +175,14 @@ async function payWithOfficialClient(version: 1 | 2, payer: Payer, token: string
     headers: { ...bearer(token), 'content-type': 'application/json' },
     body: JSON.stringify({ title: TITLE, body: BODY }),
   };
-  // The devnet's USDC is not at Base's address: the client's spend controls must list it.
-  const allowed = { asset: setup.usdc, maxAmountPerPayment: '1000000' };
+  // The devnet's USDC is at Base's address: the client's default spend controls (its known
+  // assets, up to 1 USD a payment) let it pay with nothing configured.
   if (version === 2) {
-    const client = new x402Client()
-      .register(`eip155:${PAYMENTS_CHAIN}`, new ExactEvmScheme(account))
-      .setSpendControls({ allowedAssets: [{ network: `eip155:${PAYMENTS_CHAIN}`, ...allowed }] });
+    const client = new x402Client().register(`eip155:${PAYMENTS_CHAIN}`, new ExactEvmScheme(account));
     await wrapFetchWithPayment(recordingFetch, client)(`${url}/v1/feedback`, request);
     return seen;
   }
-  const client = new x402Client()
-    .registerV1('base', new ExactEvmSchemeV1(account))
-    // (Network is typed as CAIP-2 for v2; v1 names match the same way.)
-    .setSpendControls({ allowedAssets: [{ network: 'base' as Network, ...allowed }] });
+  const client = new x402Client().registerV1('base', new ExactEvmSchemeV1(account));
   const http = new x402HTTPClient(client);
   const required = await recordingFetch(`${url}/v1/feedback`, request);
   const body: unknown = await required.json();
