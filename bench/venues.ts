@@ -16,6 +16,7 @@ import { openDatabase } from '../src/core/db/database.ts';
 import { migrate } from '../src/core/db/migrate.ts';
 import { Deadline } from '../src/core/http/deadline.ts';
 import { BASE_CHAIN_ID, devnetRpcUrls, devnetToken, startDevnet } from '../src/devnet/devnet.ts';
+import { devnetConfig } from '../src/devnet/config-overrides.ts';
 import { quoteAllVenues } from '../src/modules/venues/index.ts';
 import autocannon from 'autocannon';
 import { createTestApp } from '../test/support/app.ts';
@@ -71,9 +72,8 @@ async function main(): Promise<number> {
     await migrate(handle.db);
     const config = testConfig();
     const venues = createVenueAdapters({
-      config,
+      config: devnetConfig(config, devnet.info()),
       chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
-      devnet: devnet.info(),
     });
     const sale = {
       chainId: BASE_CHAIN_ID,

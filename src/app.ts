@@ -21,7 +21,10 @@ import { API_DESCRIPTION, API_TITLE, API_VERSION } from './api-info.ts';
 export { API_VERSION } from './api-info.ts';
 
 export interface BuildAppOptions {
-  /** Routes beyond the table (tests register probes through the same layers). */
+  /**
+   * Routes beyond the table: the devnet's development routes (in development, through its door),
+   * and probes tests register through the same layers.
+   */
   extraRoutes?: RouteDefinition[];
 }
 

@@ -278,6 +278,18 @@ export interface VenuesConfig {
   uniswapV3: Record<number, { quoterV2: `0x${string}`; swapRouter02: `0x${string}` }>;
   /** Aerodrome per chain id: its Router and default pool factory (Base by default). */
   aerodrome: Record<number, { router: `0x${string}`; poolFactory: `0x${string}` }>;
+  /**
+   * The devnet's own constant-product AMM (venue `devnet-amm`) per chain id: a Uniswap v2
+   * Router02. Empty unless the devnet, in development, adds its own (src/devnet/door.ts).
+   */
+  devnetAmm: Record<number, { router02: `0x${string}` }>;
+  /** Chains the aggregators (`0x`, `kyberswap`) are offered on: Base, or the devnet's chains. */
+  aggregatorChainIds: number[];
+  /**
+   * Per chain id, the one contract the aggregators' answers name as spender and router, when it is
+   * fixed: the devnet's fakes route through its Uniswap v2 router. Empty: the vendors' own.
+   */
+  aggregatorContracts: Record<number, `0x${string}`>;
   /** 0x Swap API v2 (venue `0x`). Without an API key the venue is not offered. */
   zeroEx: {
     baseUrl: string;
@@ -729,6 +741,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       onchainQuoteTtlMs: int('ONCHAIN_QUOTE_TTL_MS', 15_000, 1_000, 600_000),
       uniswapV3: { 8453: { ...BASE_VENUE_DEPLOYMENTS.uniswapV3 } },
       aerodrome: { 8453: { ...BASE_VENUE_DEPLOYMENTS.aerodrome } },
+      devnetAmm: {},
+      aggregatorChainIds: [8453],
+      aggregatorContracts: {},
       zeroEx: {
         baseUrl: baseUrl('ZEROX_BASE_URL', 'https://api.0x.org'),
         apiKey: str('ZEROX_API_KEY') ?? null,

@@ -15,7 +15,6 @@ import type { Config } from './config.ts';
 import type { Clock } from './core/clock.ts';
 import type { Db } from './core/db/database.ts';
 import type { Authenticator } from './core/http/route-table.ts';
-import type { DevnetInfo } from './devnet/devnet.ts';
 import type { PriceReferences } from './modules/prices/index.ts';
 import type { TokenRegistry } from './modules/registry/index.ts';
 import type { ScreeningProvider } from './modules/screening/index.ts';
@@ -69,13 +68,13 @@ export interface AppDeps {
   safeIndex?: SafeTxServicePort;
   /** The conversion venues (docs/venues.md); absent: none, so nothing can be quoted. */
   venues?: VenueAdapter[];
-  /** The running devnet, in development only; the faucet uses it. */
-  devnet?: DevnetInfo;
   /** Screening providers consulted beside the stored OFAC SDN list (none by default). */
   screeningProviders?: ScreeningProvider[];
   /** Where statement exports are stored (a directory or an S3 bucket); absent: statements answer 503. */
   objectStore?: ObjectStore;
 }
+
+// The devnet adds `devnet` to these, from its side (src/devnet/door.ts), in development only.
 
 declare module './core/http/route-table.ts' {
   /** Handlers (`ctx.deps`) and the route table's hooks see every dependency of the application. */

@@ -1,5 +1,6 @@
 // The route table: every endpoint of the service, in one list. The guard, the OpenAPI document
-// and the scope-matrix test read it; add a module's routes here.
+// and the scope-matrix test read it; add a module's routes here. The development routes under
+// /v1/dev/ come through the devnet's door (src/devnet/door.ts), in development only.
 
 import type { RouteDefinition } from './core/http/route-table.ts';
 import { accountRoutes } from './modules/account/routes.ts';
@@ -8,7 +9,6 @@ import { chainwatchRoutes } from './modules/chainwatch/index.ts';
 import { autoTopupRoutes } from './modules/billing/auto-topup-routes.ts';
 import { billingRoutes } from './modules/billing/routes.ts';
 import { delegationsRoutes } from './modules/delegations/index.ts';
-import { devRoutes } from './modules/dev/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
 import { feedbackRoutes } from './modules/feedback/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
@@ -51,5 +51,4 @@ export const routeTable: RouteDefinition[] = [
   ...accountRoutes,
   ...switchesRoutes,
   ...opsRoutes,
-  ...devRoutes,
 ];

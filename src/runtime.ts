@@ -18,19 +18,7 @@ import { migrate } from './core/db/migrate.ts';
 import { ApiPortInUseError, busyPorts } from './core/ports.ts';
 import { createWorker } from './core/jobs/index.ts';
 import type { AppDeps } from './deps.ts';
-import {
-  DevnetOutdatedStateError,
-  devnetBundlerUrls,
-  devnetRpcUrls,
-  devnetTokenAddresses,
-  reclaimLeftoverAnvils,
-  startDevnet,
-  type DevnetInfo,
-} from './devnet/devnet.ts';
-import { withDevnetCctp, withDevnetPmVenues } from './devnet/config-overrides.ts';
-import { devnetKeeper, startKeeperTimer } from './devnet/keeper.ts';
-import { withDevnetKernelModules } from './devnet/kernel-accounts.ts';
-import { checkDevnetState, devnetStateDir, markDevnetRunning, markDevnetStopped } from './devnet/state.ts';
+import type { RouteDefinition } from './core/http/route-table.ts';
 import { prepareDevOperatorToken, publishDevOperatorAccess } from './cli/dev-operator.ts';
 import { createAuthenticator } from './modules/auth/authenticator.ts';
 import { startCredentialCache } from './modules/auth/credential-cache.ts';
@@ -121,11 +109,12 @@ export async function openAndMigrate(
 }
 
 export async function startService(
-  config: Config,
+  givenConfig: Config,
   log: Logger,
   options: ServiceOptions,
 ): Promise<RunningService> {
   const clock = options.clock ?? systemClock;
+  let config = givenConfig;
   const stops: StopStep[] = [];
   let stopping: Promise<void> | null = null;
   const stopAll = (budgetMs = config.shutdownTimeoutMs): Promise<void> =>
@@ -146,30 +135,14 @@ export async function startService(
     const handle = await openAndMigrate(config, log);
     stops.push(() => handle.close());
 
-    let devnet: DevnetInfo | undefined;
-    let rpcUrls = config.rpcUrls;
-    let bundlerUrls = config.bundlerUrls;
+    // The devnet comes in through its one door, in development only: loaded only then, it starts
+    // the chains and fakes and hands back the configuration they imply, and its routes.
+    let devnet: { deps: Pick<AppDeps, 'devnet'>; routes: RouteDefinition[] } = { deps: {}, routes: [] };
     if (config.devnet.enabled) {
-      devnet = await startPersistentDevnet(config, log, handle, stops);
-      // Chains the operator pointed elsewhere keep their RPC URL; the rest use the devnet.
-      rpcUrls = { ...devnetRpcUrls(devnet), ...config.rpcUrls };
-      // Bundlers likewise: the devnet's own on its Kernel chains that run on the devnet, unless
-      // BUNDLER_URL_<id> is set (a chain pointed elsewhere has no devnet bundler: it would simulate
-      // against the wrong chain).
-      const devnetBundlers = Object.entries(devnetBundlerUrls(devnet)).filter(
-        ([chainId]) => config.rpcUrls[Number(chainId)] === undefined,
-      );
-      bundlerUrls = { ...Object.fromEntries(devnetBundlers), ...config.bundlerUrls };
-      // Delegations name the devnet's own Kernel modules there (unless KERNEL_MODULES_<id> is set).
-      config.kernel.modules = withDevnetKernelModules(
-        config.kernel.modules,
-        config.kernel.configuredChains,
-        devnet,
-      );
-      // Rebalances burn and mint on the devnet's CCTP contracts, attested by its attestation service.
-      config.cctp = withDevnetCctp(config.cctp, devnet);
-      // Venue credentials are checked at the devnet's CLOB and Kalshi fakes.
-      config.pm = withDevnetPmVenues(config.pm, devnet);
+      const { openDevnet } = await import('./devnet/door.ts');
+      const opened = await openDevnet({ config, log, handle, stops });
+      config = opened.config;
+      devnet = { deps: { devnet: opened.devnet }, routes: opened.routes };
     }
 
     const credentials = await startCredentialCache(handle);
@@ -177,15 +150,15 @@ export async function startService(
 
     if (options.api) prepareDevOperatorToken(config, handle.kind);
     const chain = createViemChainPort({
-      rpcUrls,
+      rpcUrls: config.rpcUrls,
       // The relayer signs the settlement transactions of payments (EIP-3009) and pays their gas.
       ...(config.payments.relayerPrivateKey ? { relayerPrivateKey: config.payments.relayerPrivateKey } : {}),
     });
-    const bundler = createJsonRpcBundler({ urls: bundlerUrls, timeoutMs: config.bundlerTimeoutMs });
-    const venues = createVenueAdapters({ config, chain, ...(devnet ? { devnet } : {}) });
+    const bundler = createJsonRpcBundler({ urls: config.bundlerUrls, timeoutMs: config.bundlerTimeoutMs });
+    const venues = createVenueAdapters({ config, chain });
     const tokenRegistry = buildTokenRegistry(
       config.env,
-      devnet ? devnetTokenAddresses(devnet) : (config.devnet.tokenAddresses ?? undefined),
+      config.devnet.tokenAddresses ?? undefined,
       settlingVenues(venues),
     );
     const prices = buildPriceReferences({
@@ -194,7 +167,6 @@ export async function startService(
       clock,
       registry: tokenRegistry,
       log,
-      ...(devnet ? { devnet } : {}),
     });
     // The first requests find readings; then they are refreshed off the request path.
     await prices.refresh();
@@ -246,7 +218,7 @@ export async function startService(
       }),
       // Signing time for a bucket is real time (S3 refuses skewed signatures), not the service clock.
       objectStore: createObjectStore(config.statements),
-      ...(devnet ? { devnet } : {}),
+      ...devnet.deps,
     };
 
     logDomainEvents(deps);
@@ -285,7 +257,7 @@ export async function startService(
     let app: App | null = null;
     let url: string | null = null;
     if (options.api) {
-      app = await buildApp(deps);
+      app = await buildApp(deps, { extraRoutes: devnet.routes });
       const running = app;
       // Stop accepting; drain requests for SHUTDOWN_DRAIN_MS; then close what is still open
       // (keep-alive connections, an MCP stream, a request stuck on a third party).
@@ -322,68 +294,6 @@ export async function startService(
     await stopAll();
     throw err;
   }
-}
-
-/**
- * Starts the devnet on the state it had at the last clean stop (kept in `<data dir>/devnet/`),
- * after checking that this state is the one the database expects; registers the stop that lets
- * the anvils write their state and records it in the database before the database closes.
- */
-async function startPersistentDevnet(
-  config: Config,
-  log: Logger,
-  handle: DatabaseHandle,
-  stops: StopStep[],
-): Promise<DevnetInfo> {
-  const chainIds = config.devnet.chainIds;
-  const stateDir = devnetStateDir(config.dataDir);
-  const devnetLog = { info: (m: string) => log.info(m) };
-  const reclaimed = await reclaimLeftoverAnvils(stateDir, chainIds, devnetLog);
-  const reset =
-    handle.kind === 'pglite'
-      ? `Reset both together: stop Purser and delete ${config.dataDir} (rm -rf ${config.dataDir}); ` +
-        'the next start creates a new database and new chains.'
-      : `Reset both together: recreate the database DATABASE_URL names and delete ${stateDir}.`;
-  await checkDevnetState({ db: handle.db, stateDir, chainIds, reclaimed, log: (m) => log.warn(m), reset });
-  let running;
-  try {
-    devnetLog.info(
-      `devnet: starting chains ${chainIds.join(', ')} and the fakes of the third-party services ` +
-        '(a first start deploys the contracts)',
-    );
-    running = await startDevnet({ chainIds, basePort: config.devnet.basePort, stateDir, log: devnetLog });
-  } catch (err) {
-    // Anvils that did start wrote their state when they were stopped: that is the state to expect.
-    await markDevnetStopped(handle.db, stateDir, chainIds);
-    // A devnet saved by a version with its tokens elsewhere: the ledger names those addresses too.
-    if (err instanceof DevnetOutdatedStateError) throw new Error(`${err.message} ${reset}`);
-    throw err;
-  }
-  const devnet = running;
-  stops.push(async () => {
-    await devnet.stop();
-    await markDevnetStopped(handle.db, stateDir, chainIds);
-  });
-  await markDevnetRunning(handle.db, chainIds);
-  const info = devnet.info();
-  // As arbitrageurs do on mainnet, the keeper brings the pools back to the feeds after trades.
-  const keeper = config.devnet.keeperIntervalMs > 0 ? devnetKeeper(info) : null;
-  if (keeper) {
-    // A step that keeps failing the same way is said once, not every interval.
-    let lastFailure = '';
-    stops.push(
-      startKeeperTimer(keeper, config.devnet.keeperIntervalMs, (err) => {
-        const message = err instanceof Error ? err.message : String(err);
-        if (message !== lastFailure) log.warn({ err }, 'devnet arbitrage keeper: a step failed');
-        lastFailure = message;
-      }),
-    );
-    devnetLog.info(
-      `devnet arbitrage keeper: brings the Base pools back to the feeds' prices every ` +
-        `${config.devnet.keeperIntervalMs} ms (DEVNET_KEEPER_INTERVAL_MS; 0 turns it off)`,
-    );
-  }
-  return info;
 }
 
 /**

@@ -8,7 +8,7 @@ import { buildApp } from '../src/app.ts';
 import { openPostgres } from '../src/core/db/database.ts';
 import { ERROR_CODES } from '../src/core/errors/codes.ts';
 import { defineRoute, type RouteDefinition } from '../src/core/http/route-table.ts';
-import { routeTable } from '../src/routes.ts';
+import { everyRoute } from './support/routes.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { busyWait, countProbeWrites, createProbeTable, sleep, writeProbe } from './support/probes.ts';
@@ -293,7 +293,7 @@ describe('body errors', () => {
         else if (v && typeof v === 'object') walk(v, `${where}.${k}`);
       }
     };
-    for (const route of [...routeTable, ...probes]) {
+    for (const route of [...everyRoute, ...probes]) {
       walk(route.schema.body, `${route.method} ${route.url} body`);
     }
     expect(open).toEqual([]);

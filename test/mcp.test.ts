@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ok, Purser } from '../packages/sdk/src/index.ts';
-import { routeTable } from '../src/routes.ts';
+import { everyRoute } from './support/routes.ts';
 import { startListeningService, type ListeningService } from './support/listening-service.ts';
 import { REPO_ROOT } from './support/service-process.ts';
 
@@ -53,7 +53,7 @@ describe('MCP over streamable HTTP (/v1/mcp)', () => {
     const client = await httpClient(keys.admin);
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    const byId = new Map(routeTable.map((r) => [r.operationId, r]));
+    const byId = new Map(everyRoute.map((r) => [r.operationId, r]));
     for (const name of names) {
       const route = byId.get(name);
       expect(route, name).toBeDefined();

@@ -1,6 +1,7 @@
 // Imports point down the layers of the architecture: a module never imports the files that
-// compose the modules (the route table, the jobs, the settlement effects), and no import circle
-// runs through the balance and feedback modules (feedback pays through billing, never the reverse).
+// compose the modules (the route table, the jobs, the settlement effects), no import circle runs
+// anywhere (feedback pays through billing, never the reverse), and the devnet comes in through its
+// one door (src/devnet/door.ts), which the runtime imports dynamically in development only.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -86,10 +87,30 @@ describe('module layers', () => {
     expect(upward).toEqual([]);
   });
 
-  it('no import circle runs through the balance or the feedback module', () => {
-    const through = circles(graph).filter((c) =>
-      c.some((f) => f.startsWith('src/modules/billing/') || f.startsWith('src/modules/feedback/')),
+  it('no import circle runs anywhere in the source tree', () => {
+    expect(circles(graph)).toEqual([]);
+  });
+
+  it('nothing in modules/ or adapters/ imports the devnet', () => {
+    const intoDevnet = [...graph.entries()].flatMap(([file, targets]) =>
+      file.startsWith('src/modules/') || file.startsWith('src/adapters/')
+        ? targets.filter((t) => t.startsWith('src/devnet/')).map((t) => `${file} -> ${t}`)
+        : [],
     );
-    expect(through).toEqual([]);
+    expect(intoDevnet).toEqual([]);
+  });
+
+  it('what the runtime, the app and the route table load holds no devnet file: it comes in through its door', () => {
+    const loaded = new Set<string>();
+    const walk = (file: string): void => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      for (const target of graph.get(file) ?? []) walk(target);
+    };
+    for (const root of ['src/runtime.ts', 'src/app.ts', 'src/routes.ts', 'src/jobs.ts', 'src/deps.ts'])
+      walk(root);
+    expect([...loaded].filter((f) => f.startsWith('src/devnet/'))).toEqual([]);
+    // The door itself is there, imported with import() where the devnet is on.
+    expect(readFileSync(join(SRC, 'runtime.ts'), 'utf8')).toContain("await import('./devnet/door.ts')");
   });
 });

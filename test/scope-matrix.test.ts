@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteDefinition, Scope } from '../src/core/http/route-table.ts';
 import { ALL_SCOPES, SCOPE_RULES } from '../src/modules/auth/scopes.ts';
-import { routeTable } from '../src/routes.ts';
+import { everyRoute } from './support/routes.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { bearer, createAccount, createKey, randomAddress } from './support/identity.ts';
@@ -45,7 +45,7 @@ const isGuarded = (route: RouteDefinition) => route.class === 'bearer' || route.
 describe('docs/scopes.md agrees with the route table', () => {
   it('lists every registered route with its class, scope rule and wallet locator', () => {
     expect(matrix.length).toBeGreaterThan(50);
-    for (const route of routeTable) {
+    for (const route of everyRoute) {
       const row = rowOf(route);
       expect(row, `${route.method} ${route.url} is missing from docs/scopes.md`).toBeDefined();
       if (!row) continue;
@@ -66,7 +66,7 @@ describe('docs/scopes.md agrees with the route table', () => {
   it('marks as served only routes that are registered', () => {
     const served = matrix.filter((r) => r.status.startsWith('served'));
     for (const row of served) {
-      const route = routeTable.find((r) => r.method === row.method && r.url === row.path);
+      const route = everyRoute.find((r) => r.method === row.method && r.url === row.path);
       expect(route, `${row.method} ${row.path} is marked served but not registered`).toBeDefined();
     }
   });
@@ -82,7 +82,7 @@ describe('docs/scopes.md agrees with the route table', () => {
 describe('the guard on every registered bearer route', () => {
   let t: TestApp;
   let accountId: string;
-  const guarded = routeTable.filter(isGuarded);
+  const guarded = everyRoute.filter(isGuarded);
 
   beforeAll(async () => {
     t = await createTestApp();

@@ -20,7 +20,8 @@ export interface SdkSchema {
 }
 
 export async function generateSdkSchema(): Promise<SdkSchema> {
-  const document = buildOpenApiDocument(routeTable, {
+  const { devRoutes } = await import('../devnet/routes/routes.ts');
+  const document = buildOpenApiDocument([...routeTable, ...devRoutes], {
     title: API_TITLE,
     version: API_VERSION,
     description: API_DESCRIPTION,

@@ -32,6 +32,7 @@ import { executeCallData, kernelSession, type Call } from '../../test/support/ke
 import { createViemChainPort } from '../adapters/chain/viem.ts';
 import { createVenueAdapters, venueContracts } from '../adapters/venues/index.ts';
 import { testConfig } from '../config.ts';
+import { devnetConfig } from './config-overrides.ts';
 import { NARROWED_SELECTORS, rulesFor } from '../modules/delegations/rules.ts';
 import { chainDefinition } from '../adapters/chain/viem.ts';
 import {
@@ -673,9 +674,8 @@ describe('narrow grants: parameter rules in the call policy', () => {
     const tka = market.tokens.TKA!.address;
     const tkb = market.tokens.TKB!.address;
     const adapters = createVenueAdapters({
-      config: testConfig(),
+      config: devnetConfig(testConfig(), devnet),
       chain: createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) }),
-      devnet,
     }).filter((v) => ['devnet-amm', 'uniswap-v3', 'aerodrome'].includes(v.venue));
     const venue = (name: string) => adapters.find((v) => v.venue === name)!;
     const routers = venueContracts(adapters, BASE_CHAIN_ID).map((c) => c.address);

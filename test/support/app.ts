@@ -15,6 +15,7 @@ import { createLogger } from '../../src/core/log.ts';
 import { createAuthenticator } from '../../src/modules/auth/authenticator.ts';
 import { startCredentialCache } from '../../src/modules/auth/credential-cache.ts';
 import type { AppDeps } from '../../src/deps.ts';
+import { devRoutes } from '../../src/devnet/routes/routes.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export interface CreateTestAppOptions {
@@ -75,7 +76,8 @@ export async function createTestApp(options: CreateTestAppOptions = {}): Promise
       objectStore: createFilesystemObjectStore({ root: config.statements.dir }),
       ...options.deps,
     };
-    const app = await buildApp(deps, { extraRoutes: options.extraRoutes ?? [] });
+    // As `npm start` in development: the devnet's routes come in through its door.
+    const app = await buildApp(deps, { extraRoutes: [...devRoutes, ...(options.extraRoutes ?? [])] });
     let closed = false;
     return {
       app,

@@ -5,6 +5,7 @@ import type { ChainPort } from '../../src/adapters/chain/port.ts';
 import { createViemChainPort } from '../../src/adapters/chain/viem.ts';
 import { createVenueAdapters, settlingVenues } from '../../src/adapters/venues/index.ts';
 import { testConfig, type Config } from '../../src/config.ts';
+import { devnetConfig } from '../../src/devnet/config-overrides.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { createLogger } from '../../src/core/log.ts';
 import {
@@ -33,17 +34,16 @@ export async function devnetDeps(
   chain: ChainPort,
   options: DevnetDepsOptions = {},
 ): Promise<Pick<AppDeps, 'chain' | 'venues' | 'tokenRegistry' | 'prices'>> {
-  const venues = createVenueAdapters({ config, chain, devnet });
+  const venues = createVenueAdapters({ config: devnetConfig(config, devnet), chain });
   const tokens = devnetTokenAddresses(devnet);
   if (options.relocate) tokens[8453] = { ...tokens[8453], ...options.relocate };
   const tokenRegistry = buildTokenRegistry('development', tokens, settlingVenues(venues));
   if (options.prices === false) return { chain, venues, tokenRegistry };
   const prices = buildPriceReferences({
-    config,
+    config: devnetConfig(config, devnet),
     chain,
     clock: systemClock,
     registry: tokenRegistry,
-    devnet,
     log: createLogger('silent'),
   });
   await prices.refresh();

@@ -2,7 +2,7 @@
 // asks for pointed at them.
 
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../config.ts';
+import { loadConfig, type VenuesConfig } from '../../config.ts';
 import { startAggregatorFakes, type AggregatorFakes } from '../../devnet/fakes/index.ts';
 import { deployV2TestPool, type V2TestPool } from '../../../test/support/uniswap-v2.ts';
 import { createAggregatorAdapters } from './aggregators.ts';
@@ -20,9 +20,18 @@ afterAll(async () => {
   await fakes?.stop();
 });
 
+/** The venues' configuration pointed at the fakes, as the devnet's door configures it. */
+function atFakes(venues: VenuesConfig): VenuesConfig {
+  return {
+    ...venues,
+    zeroEx: { ...venues.zeroEx, baseUrl: fakes.local.zeroExBaseUrl, apiKey: fakes.local.zeroExApiKey },
+    kyberswap: { ...venues.kyberswap, baseUrl: fakes.local.kyberswapBaseUrl },
+  };
+}
+
 describe('aggregator adapters from the config', () => {
   it('offers 0x and KyberSwap against the devnet fakes, and both quote the same pool', async () => {
-    const adapters = createAggregatorAdapters(loadConfig({}).venues, { local: fakes.local });
+    const adapters = createAggregatorAdapters(atFakes(loadConfig({}).venues));
     expect(adapters.map((a) => a.venue)).toEqual(['0x', 'kyberswap']);
     const request = {
       chainId: 8453,
@@ -52,8 +61,8 @@ describe('aggregator adapters from the config', () => {
       ['0x', ['0x0000000000001fF3684f28c67538d4D072C22734'], []],
       ['kyberswap', ['0x6131B5fae19EA4f9D964eAc0408E4408b66337b5'], []],
     ]);
-    const local = createAggregatorAdapters(loadConfig({}).venues, {
-      local: { ...fakes.local, contracts: { 8453: pool.router } },
+    const local = createAggregatorAdapters(atFakes(loadConfig({}).venues), {
+      contracts: { 8453: pool.router },
     });
     expect(local.map((a) => a.contracts(8453))).toEqual([[pool.router], [pool.router]]);
     // The fakes' router is the spender their answers name.

@@ -5,7 +5,7 @@ import type { ChainPort } from '../../adapters/chain/port.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { TokenRegistry } from '../registry/index.ts';
-import { resolvePriceFeeds, resolveSequencerFeeds, type DevnetPriceFeeds } from './feeds.ts';
+import { feedsFromConfig, sequencerFeeds } from './feeds.ts';
 import { createPriceReferences, type PriceReferences, type PriceReferencesLog } from './service.ts';
 
 export interface BuildPriceReferencesParameters {
@@ -13,8 +13,6 @@ export interface BuildPriceReferencesParameters {
   chain: ChainPort;
   clock: Clock;
   registry: TokenRegistry;
-  /** The running devnet (development): its feeds replace the configured ones on its chains. */
-  devnet?: DevnetPriceFeeds;
   log?: PriceReferencesLog;
 }
 
@@ -26,10 +24,10 @@ export function buildPriceReferences(params: BuildPriceReferencesParameters): Pr
       chain: params.chain,
       clock: params.clock,
       marginSeconds: config.prices.marginSeconds,
-      sequencers: resolveSequencerFeeds(config, params.devnet),
+      sequencers: sequencerFeeds(config.prices),
       sequencerGraceSeconds: config.prices.sequencerGraceSeconds,
     }),
-    feeds: resolvePriceFeeds(config, params.devnet),
+    feeds: feedsFromConfig(config.prices),
     registry: params.registry,
     clock: params.clock,
     marginSeconds: config.prices.marginSeconds,

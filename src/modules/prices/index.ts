@@ -13,11 +13,5 @@ export {
   type RefreshSummary,
   type UsdValuation,
 } from './service.ts';
-export {
-  feedsFromConfig,
-  feedsFromDevnet,
-  resolvePriceFeeds,
-  resolveSequencerFeeds,
-  type DevnetPriceFeeds,
-} from './feeds.ts';
+export { feedsFromConfig, sequencerFeeds } from './feeds.ts';
 export { buildPriceReferences, type BuildPriceReferencesParameters } from './build.ts';

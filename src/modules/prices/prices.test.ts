@@ -6,17 +6,10 @@ import { testFeedDeployer, type TestFeedDeployer } from '../../../test/support/p
 import { createChainlinkPriceReferences } from '../../adapters/prices/chainlink.ts';
 import type { PriceFeedSpec } from '../../adapters/prices/port.ts';
 import { createViemChainPort } from '../../adapters/chain/viem.ts';
-import { testConfig } from '../../config.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { devnetTokenAddresses, devnetToken } from '../../devnet/devnet.ts';
 import { buildTokenRegistry } from '../registry/index.ts';
-import {
-  applyCrossPrice,
-  createPriceReferences,
-  feedsFromDevnet,
-  resolvePriceFeeds,
-  resolveSequencerFeeds,
-} from './index.ts';
+import { applyCrossPrice, createPriceReferences } from './index.ts';
 
 const devnet = inject('devnet');
 const CHAIN = 8453;
@@ -207,40 +200,5 @@ describe('price references', () => {
     await new Promise((r) => setTimeout(r, 200));
     const value = prices.valueUsdMicro(CHAIN, 'WETH', parseEther('1'));
     expect(value.ok && value.usdMicro).toBe(3300_000000n);
-  });
-
-  it('reads the devnet feeds on devnet chains and the configured ones elsewhere', () => {
-    const config = testConfig();
-    const fake = {
-      chains: {
-        8453: {
-          chainId: 8453,
-          priceFeeds: { 'ETH/USD': '0x00000000000000000000000000000000000000e1' as Address },
-        },
-        84532: {
-          chainId: 84532,
-          priceFeeds: { 'USDC/USD': '0x00000000000000000000000000000000000000e2' as Address },
-        },
-      },
-    };
-    expect(feedsFromDevnet(fake, 77).map((f) => [f.chainId, f.pair, f.heartbeatSeconds])).toEqual([
-      [8453, 'ETH/USD', 77],
-      [84532, 'USDC/USD', 77],
-    ]);
-    const onDevnet = resolvePriceFeeds(config, fake);
-    expect(onDevnet.filter((f) => f.chainId === 8453).map((f) => f.address)).toEqual([
-      '0x00000000000000000000000000000000000000e1',
-    ]);
-    // The operator pointed Base at a real endpoint: the configured Base feeds stay.
-    const pointed = resolvePriceFeeds({ ...config, rpcUrls: { 8453: 'http://base.example' } }, fake);
-    expect(pointed.find((f) => f.chainId === 8453 && f.pair === 'ETH/USD')?.address).toBe(
-      '0x71041dddad3595F9CEd3DcCFBe3D1F4b0a16Bb70',
-    );
-    expect(resolvePriceFeeds(config).length).toBe(10);
-    // The devnet has no sequencer uptime feed: Base's is checked only where Base is real.
-    expect(resolveSequencerFeeds(config, fake)).toEqual({});
-    expect(resolveSequencerFeeds({ ...config, rpcUrls: { 8453: 'http://base.example' } }, fake)).toEqual({
-      8453: '0xBCF85224fc0756B9Fa45aA7892530B47e10b6433',
-    });
   });
 });

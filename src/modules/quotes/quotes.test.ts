@@ -24,13 +24,14 @@ import { testConfig } from '../../config.ts';
 import { systemClock } from '../../core/clock.ts';
 import { Deadline } from '../../core/http/deadline.ts';
 import { BASE_CHAIN_ID, devnetRpcUrls, type DevnetInfo } from '../../devnet/devnet.ts';
+import { devnetConfig } from '../../devnet/config-overrides.ts';
 import { setSwitch } from '../switches/index.ts';
 import { buildSwap, quoteAllVenues } from '../venues/index.ts';
 import type { QuoteComparison } from './service.ts';
 
 const devnet = inject('devnet');
 const chain = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });
-const venues = createVenueAdapters({ config: testConfig(), chain, devnet });
+const venues = createVenueAdapters({ config: devnetConfig(testConfig(), devnet), chain });
 
 /** An app over the devnet's venues, whose registry may relocate symbols onto a test's own tokens. */
 async function quoteApp(options: DevnetDepsOptions = {}): Promise<TestApp> {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createViemChainPort } from '../../adapters/chain/viem.ts';
 import { createVenueAdapters, settlingVenues } from '../../adapters/venues/index.ts';
 import { devnetRpcUrls, devnetTokenAddresses } from '../../devnet/devnet.ts';
+import { devnetConfig } from '../../devnet/config-overrides.ts';
 import { buildApp, type App } from '../../app.ts';
 import { testConfig, type Config } from '../../config.ts';
 import { refuseAllAuthenticator } from '../../core/auth-placeholder.ts';
@@ -303,7 +304,7 @@ describe('settling venues come from the venue adapters', () => {
   it('lists, in development, the devnet’s addresses (EURC included) and every venue the devnet runs as settling', () => {
     const devnet = inject('devnet');
     const chain = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });
-    const adapters = createVenueAdapters({ config: testConfig(), chain, devnet });
+    const adapters = createVenueAdapters({ config: devnetConfig(testConfig(), devnet), chain });
     const registry = buildTokenRegistry(
       'development',
       devnetTokenAddresses(devnet),
@@ -324,7 +325,7 @@ describe('settling venues come from the venue adapters', () => {
   it("answers each venue's contracts, which a delegation for conversions on it allows", async () => {
     const devnet = inject('devnet');
     const chain = createViemChainPort({ rpcUrls: devnetRpcUrls(devnet) });
-    const venues = createVenueAdapters({ config: testConfig(), chain, devnet });
+    const venues = createVenueAdapters({ config: devnetConfig(testConfig(), devnet), chain });
     const registry = buildTokenRegistry('development', devnetTokenAddresses(devnet), settlingVenues(venues));
     const database = await createTestDatabase();
     const app = await buildApp({

@@ -9,6 +9,7 @@ import { testConfig } from '../../config.ts';
 import { systemClock } from '../../core/clock.ts';
 import { Deadline } from '../../core/http/deadline.ts';
 import { BASE_CHAIN_ID, devnetChain } from '../../devnet/devnet.ts';
+import { devnetConfig } from '../../devnet/config-overrides.ts';
 import { setSwitch } from '../switches/index.ts';
 import { buildSwap, quoteAllVenues, type VenueDeps } from './index.ts';
 
@@ -25,9 +26,8 @@ const held = new Set<Socket>();
 /** The devnet's venues as development builds them, over an RPC URL of the test's choosing for some. */
 function adapters(rpcUrl = base.rpcUrl): VenueAdapter[] {
   return createVenueAdapters({
-    config: testConfig(),
+    config: devnetConfig(testConfig(), devnet),
     chain: createViemChainPort({ rpcUrls: { [BASE_CHAIN_ID]: rpcUrl }, retryCount: 0 }),
-    devnet,
   });
 }
 

@@ -1,13 +1,9 @@
 import type { Address } from 'viem';
 import { AppError, invalidRequest, unavailable } from '../../core/errors/app-error.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
-import { fundAddress, type FundResult } from '../../devnet/faucet.ts';
-import {
-  deployDevnetKernelAccount,
-  devnetKernelAccount,
-  type KernelAccount,
-} from '../../devnet/kernel-accounts.ts';
-import type { DevnetInfo } from '../../devnet/devnet.ts';
+import { fundAddress, type FundResult } from '../faucet.ts';
+import { deployDevnetKernelAccount, devnetKernelAccount, type KernelAccount } from '../kernel-accounts.ts';
+import type { DevnetInfo } from '../devnet.ts';
 
 export interface FaucetParameters {
   chainId: number;

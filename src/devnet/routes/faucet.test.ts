@@ -3,7 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
-import { devnetToken } from '../../devnet/devnet.ts';
+import { devnetToken } from '../devnet.ts';
 
 const devnet = inject('devnet');
 let t: TestApp;

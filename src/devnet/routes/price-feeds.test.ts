@@ -4,11 +4,12 @@ import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
 import { testFeedDeployer, type TestFeed } from '../../../test/support/price-feeds.ts';
 import { createViemChainPort } from '../../adapters/chain/viem.ts';
+import { devnetConfig } from '../config-overrides.ts';
 import { testConfig } from '../../config.ts';
 import { ManualClock } from '../../core/clock.ts';
-import { devnetRpcUrls, devnetTokenAddresses, type DevnetInfo } from '../../devnet/devnet.ts';
-import { buildPriceReferences, type PriceReferences } from '../prices/index.ts';
-import { buildTokenRegistry } from '../registry/index.ts';
+import { devnetRpcUrls, devnetTokenAddresses, type DevnetInfo } from '../devnet.ts';
+import { buildPriceReferences, type PriceReferences } from '../../modules/prices/index.ts';
+import { buildTokenRegistry } from '../../modules/registry/index.ts';
 
 const shared = inject('devnet');
 const CHAIN = 8453;
@@ -28,11 +29,10 @@ beforeAll(async () => {
   const devnet = { chains } as DevnetInfo;
   clock = new ManualClock(new Date(Number(await deployer.chainTime()) * 1000));
   prices = buildPriceReferences({
-    config: testConfig(),
+    config: devnetConfig(testConfig(), devnet),
     chain: createViemChainPort({ rpcUrls: devnetRpcUrls(shared), retryCount: 0 }),
     clock,
     registry: buildTokenRegistry('development', devnetTokenAddresses(shared)),
-    devnet,
   });
   await prices.refresh();
   t = await createTestApp({ clock, deps: { devnet, prices } });

@@ -5,8 +5,8 @@ import type { Address, Hex } from 'viem';
 import { normalizePair } from '../../adapters/prices/port.ts';
 import { AppError, invalidRequest, unavailable } from '../../core/errors/app-error.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
-import { devnetFeedDecimals, postDevnetPrice } from '../../devnet/price-feeds.ts';
-import type { DevnetPriceFeeds, PriceRefusal, PriceReferences } from '../prices/index.ts';
+import { devnetFeedDecimals, postDevnetPrice } from '../price-feeds.ts';
+import type { PriceRefusal, PriceReferences } from '../../modules/prices/index.ts';
 
 export interface MoveDevnetPriceParameters {
   chainId: number;
@@ -30,7 +30,10 @@ export interface MovedDevnetPrice {
   reference: { usable: true } | { usable: false; refusal: Pick<PriceRefusal, 'kind' | 'message'> } | null;
 }
 
-type DevnetWithFeeds = { chains: Record<number, DevnetPriceFeeds['chains'][number] & { rpcUrl: string }> };
+/** The part of a devnet a price move needs: each chain's RPC URL and feeds by pair (`ETH/USD`). */
+type DevnetWithFeeds = {
+  chains: Record<number, { chainId: number; rpcUrl: string; priceFeeds?: Record<string, Address> }>;
+};
 
 /**
  * Posts a new round to a devnet price feed and refreshes the cached reading.

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { expectErrorBody } from '../../../test/support/error-body.ts';
 import { ecdsaRootValidator } from '../../../test/support/kernel.ts';
-import { devnetToken } from '../../devnet/devnet.ts';
+import { devnetToken } from '../devnet.ts';
 
 const devnet = inject('devnet');
 const BASE = 8453;
