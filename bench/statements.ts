@@ -10,6 +10,7 @@
 // is still live: what generation holds. Streaming means that does not grow with the number of
 // entries: the 100k run's is compared with the 10k run's.
 
+import { buildTokenRegistry } from '../src/modules/registry/index.ts';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -219,6 +220,7 @@ async function main(): Promise<void> {
       db: db.handle.db,
       clock,
       objectStore: createFilesystemObjectStore({ root: storeDir }),
+      tokenRegistry: buildTokenRegistry('production'),
     };
     const wallets = new Map<number, string>();
     const seeding: Record<string, number> = {};

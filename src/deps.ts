@@ -35,8 +35,8 @@ export interface AppDeps {
    * calls `invalidate` after its transaction commits (other processes hear the NOTIFY).
    */
   credentialCache?: { invalidate(id: string): void };
-  /** Built once at start (in development with the devnet's addresses); absent: the real addresses. */
-  tokenRegistry?: TokenRegistry;
+  /** Built once at start from the configuration (in development, the devnet's addresses). */
+  tokenRegistry: TokenRegistry;
   /** EVM chains, one JSON-RPC endpoint per chain id (the devnet's anvils in development). */
   chain?: ChainPort;
   /**

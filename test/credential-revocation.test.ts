@@ -1,6 +1,7 @@
 // Revocation across processes: two app instances share one PostgreSQL database, each with its own
 // credential cache. A key revoked through one must stop working on the other, whose cache had it.
 
+import { buildTokenRegistry } from '../src/modules/registry/index.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../src/config.ts';
 import { buildApp, type App } from '../src/app.ts';
@@ -32,6 +33,7 @@ describe.skipIf(!onPostgres)('revocation reaches every process', () => {
     const log = createLogger('silent');
     second = await buildApp({
       config,
+      tokenRegistry: buildTokenRegistry(config.env),
       db: secondHandle.db,
       dbKind: 'postgres',
       clock: systemClock,

@@ -19,7 +19,7 @@ import {
 import { adjustDrift, listDrifts } from '../modules/chainwatch/index.ts';
 import { type FeatureRequestStatus } from '../modules/feedback/index.ts';
 import { setFeatureRequestStatus } from '../modules/feedback/service.ts';
-import { registryOf } from '../modules/registry/index.ts';
+import { buildTokenRegistry } from '../modules/registry/index.ts';
 import { listSwitches, setSwitch } from '../modules/switches/index.ts';
 import { openAndMigrate } from '../runtime.ts';
 import {
@@ -102,7 +102,7 @@ async function run(db: Db, config: Config, args: string[]): Promise<void> {
           reason,
           actor: 'operator',
           network: null,
-          registry: registryOf({ config }),
+          registry: buildTokenRegistry(config.env, config.devnet.tokenAddresses ?? undefined),
         }),
       );
       console.log(JSON.stringify(drift, null, 2));

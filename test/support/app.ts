@@ -2,6 +2,7 @@
 // `extraRoutes` go through the same layers as the real table (guard, idempotency, time budget,
 // error renderer).
 
+import { buildTokenRegistry } from '../../src/modules/registry/index.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +62,8 @@ export async function createTestApp(options: CreateTestAppOptions = {}): Promise
     const credentials = await startCredentialCache(database.handle);
     const deps: AppDeps = {
       config,
+      // What the runtime builds at start; a test on the devnet passes the devnet's.
+      tokenRegistry: buildTokenRegistry(config.env),
       db: database.handle.db,
       dbKind: database.kind,
       clock,

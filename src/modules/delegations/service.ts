@@ -15,7 +15,6 @@ import type { AppDeps } from '../../deps.ts';
 import { recordAudit } from '../audit/index.ts';
 import { emitEvent } from '../events/index.ts';
 import { getActivePolicy, noPolicyError } from '../policies/index.ts';
-import { registryOf } from '../registry/index.ts';
 import {
   buildPermission,
   domainVersion,
@@ -217,7 +216,7 @@ export async function checkScopeFits(
   chainId: number,
   scope: StoredScope,
 ): Promise<{ version: number; scope: StoredScope }> {
-  const registry = registryOf(deps);
+  const registry = deps.tokenRegistry;
   const policy = await getActivePolicy(db, registry, accountId, wallet);
   if (!policy) throw noPolicyError(wallet);
   const venues = venueContracts(deps.venues ?? [], chainId);

@@ -1,10 +1,11 @@
 // The public feature-request list: newest first, bounded by `limit`, and never a body or a
 // requester in the answer.
 
+import { buildTokenRegistry } from '../registry/index.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../app.ts';
 import { testConfig } from '../../config.ts';
-import { refuseAllAuthenticator } from '../../core/auth-placeholder.ts';
+import { refuseAllAuthenticator } from '../../../test/support/refuse-all-authenticator.ts';
 import { systemClock } from '../../core/clock.ts';
 import { newId } from '../../core/ids.ts';
 import { createLogger } from '../../core/log.ts';
@@ -34,6 +35,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   app = await buildApp({
     config: testConfig(),
+    tokenRegistry: buildTokenRegistry('development'),
     db: database.handle.db,
     dbKind: database.kind,
     clock: systemClock,

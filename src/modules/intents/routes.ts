@@ -7,7 +7,6 @@ import {
   type RouteDefinition,
 } from '../../core/http/route-table.ts';
 import type { AppDeps } from '../../deps.ts';
-import { registryOf } from '../registry/index.ts';
 import {
   CANCELLED_INTENT,
   CREATE_INTENT_BODY,
@@ -51,7 +50,7 @@ function intentDeps(deps: AppDeps): IntentDeps {
     clock: deps.clock,
     db: deps.db,
     // The registry built at start; without one (a test that did not build it), the real addresses.
-    registry: registryOf(deps),
+    registry: deps.tokenRegistry,
     prices: deps.prices,
   };
 }

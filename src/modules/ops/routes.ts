@@ -16,7 +16,6 @@ import {
   driftsPage,
   DriftSchema,
 } from '../chainwatch/index.ts';
-import { registryOf } from '../registry/index.ts';
 import {
   billingOverview,
   setAccountPrepaidCap,
@@ -485,7 +484,7 @@ export const opsRoutes: RouteDefinition[] = [
           reason: ctx.body.reason,
           actor: 'operator',
           network: { clientIp: ctx.clientIp, userAgent: ctx.userAgent },
-          registry: registryOf(ctx.deps),
+          registry: ctx.deps.tokenRegistry,
         }),
       })),
   }),

@@ -32,7 +32,6 @@ import {
   type KeyedAnswer,
   type OrderDeps,
 } from './orders.ts';
-import { registryOf } from '../registry/index.ts';
 import {
   CREDENTIAL_ID_PARAMS,
   FUNDER_LOOKUP,
@@ -745,7 +744,7 @@ export function orderDeps(deps: AppDeps): OrderDeps {
     ...credentialDeps(deps),
     config: deps.config,
     db: deps.db,
-    registry: registryOf(deps),
+    registry: deps.tokenRegistry,
     clob: deps.pmVenues.polymarket,
   };
 }

@@ -1,6 +1,5 @@
 import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
-import { registryOf } from '../registry/index.ts';
 import { screenAddress } from '../screening/index.ts';
 import { platformDefaults, POLICY_CHAIN_IDS, type PolicyChainId } from './document.ts';
 import {
@@ -95,7 +94,7 @@ export const policiesRoutes: RouteDefinition[] = [
     },
     handler: async (ctx) => {
       const actor = actorOf(ctx);
-      const registry = registryOf(ctx.deps);
+      const registry = ctx.deps.tokenRegistry;
       preparePolicy(ctx.body, registry); // a 400 before any transaction
       return ctx.mutate(async (tx) => {
         const { created, record } = await putPolicy(tx, ctx.deps.clock, registry, actor, ctx.body);
@@ -132,7 +131,7 @@ export const policiesRoutes: RouteDefinition[] = [
       }
       return {
         status: 200,
-        body: { chain_id: chainId, sections: platformDefaults(registryOf(deps), chainId as PolicyChainId) },
+        body: { chain_id: chainId, sections: platformDefaults(deps.tokenRegistry, chainId as PolicyChainId) },
       };
     },
   }),
@@ -173,7 +172,7 @@ export const policiesRoutes: RouteDefinition[] = [
     },
     handler: async ({ deps, principal, body, deadline }) => {
       const { accountId } = requirePrincipal({ principal: principal });
-      const registry = registryOf(deps);
+      const registry = deps.tokenRegistry;
       const screen = async (address: `0x${string}`) => {
         const result = await screenAddress(
           {

@@ -1,5 +1,4 @@
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
-import { registryOf } from '../registry/index.ts';
 import { QuoteComparisonSchema, QuoteRequestSchema } from './schemas.ts';
 import { compareQuotes } from './service.ts';
 
@@ -84,7 +83,7 @@ export const quotesRoutes: RouteDefinition[] = [
         {
           db: deps.db,
           venues: deps.venues ?? [],
-          registry: registryOf(deps),
+          registry: deps.tokenRegistry,
           prices: deps.prices,
           clock: deps.clock,
           config: deps.config,

@@ -359,7 +359,7 @@ describe('rate lanes under concurrency (PostgreSQL)', () => {
   }
 
   function startChild(lane: string, takes: number): ChildRun {
-    const script = fileURLToPath(new URL('./take-tokens-child.ts', import.meta.url));
+    const script = fileURLToPath(new URL('../../../test/support/take-tokens-child.ts', import.meta.url));
     const child: ChildProcessWithoutNullStreams = spawn(
       process.execPath,
       [

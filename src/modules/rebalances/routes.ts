@@ -3,7 +3,6 @@ import { unavailable } from '../../core/errors/app-error.ts';
 import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import type { AppDeps } from '../../deps.ts';
-import { registryOf } from '../registry/index.ts';
 import {
   AWAITING_REBALANCE,
   CREATE_REBALANCE_BODY,
@@ -25,7 +24,7 @@ export function rebalanceRunDeps(deps: AppDeps): RebalanceRunDeps | null {
     clock: deps.clock,
     db: deps.db,
     chain: deps.chain,
-    registry: registryOf(deps),
+    registry: deps.tokenRegistry,
     attestation: deps.attestation,
     log: deps.log,
   };
@@ -77,7 +76,7 @@ export const rebalancesRoutes: RouteDefinition[] = [
         config: ctx.deps.config,
         clock: ctx.deps.clock,
         db: ctx.deps.db,
-        registry: registryOf(ctx.deps),
+        registry: ctx.deps.tokenRegistry,
       };
       return ctx.mutate(async (tx) => ({
         status: 201,

@@ -3,7 +3,6 @@
 export {
   buildTokenRegistry,
   normalizeSymbol,
-  registryOf,
   type DevnetTokenAddresses,
   type RegistryChain,
   type RegistryToken,

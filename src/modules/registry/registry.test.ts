@@ -8,7 +8,7 @@ import { devnetRpcUrls, devnetTokenAddresses } from '../../devnet/devnet.ts';
 import { devnetConfig } from '../../devnet/config-overrides.ts';
 import { buildApp, type App } from '../../app.ts';
 import { testConfig, type Config } from '../../config.ts';
-import { refuseAllAuthenticator } from '../../core/auth-placeholder.ts';
+import { refuseAllAuthenticator } from '../../../test/support/refuse-all-authenticator.ts';
 import { systemClock } from '../../core/clock.ts';
 import { createLogger } from '../../core/log.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -208,7 +208,7 @@ describe('GET /v1/tokens', () => {
       clock: systemClock,
       log: createLogger('silent'),
       authenticator: refuseAllAuthenticator,
-      ...(tokenRegistry ? { tokenRegistry } : {}),
+      tokenRegistry: tokenRegistry ?? buildTokenRegistry(config.env ?? 'development'),
       ...more,
     };
     return buildApp(deps);

@@ -2,7 +2,7 @@ import { invalidRequest } from '../../core/errors/app-error.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import type { VenueAdapter } from '../../adapters/venues/index.ts';
 import { TokensQuery, TokensResponse } from './schemas.ts';
-import { registryOf, type RegistryChain } from './service.ts';
+import type { RegistryChain } from './service.ts';
 
 export const registryRoutes: RouteDefinition[] = [
   defineRoute({
@@ -73,7 +73,7 @@ export const registryRoutes: RouteDefinition[] = [
       },
     },
     handler: async ({ deps, query }) => {
-      const registry = registryOf(deps);
+      const registry = deps.tokenRegistry;
       let chains: readonly RegistryChain[] = registry.registryChains();
       if (query.chain_id !== undefined) {
         const chain = registry.chain(Number(query.chain_id));

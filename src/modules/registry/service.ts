@@ -77,17 +77,6 @@ const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/;
  * Throws when `devnetTokens` is given in production, holds an invalid address, or maps two
  * symbols of one chain to the same address.
  */
-/**
- * The registry the application built at start; without one (a test or tool that did not build
- * it), the real addresses of the environment.
- */
-export function registryOf(deps: {
-  tokenRegistry?: TokenRegistry | undefined;
-  config: { env: PurserEnv };
-}): TokenRegistry {
-  return deps.tokenRegistry ?? buildTokenRegistry(deps.config.env);
-}
-
 export function buildTokenRegistry(
   env: PurserEnv,
   devnetTokens?: DevnetTokenAddresses,

@@ -1,13 +1,14 @@
 // Screening as a client and an operator meet it: `purser screening sync` replacing the stored
 // SDN addresses, and POST /v1/screenings answering hits, misses and bad requests.
 
+import { buildTokenRegistry } from '../registry/index.ts';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../app.ts';
 import { testConfig, type Config } from '../../config.ts';
-import { refuseAllAuthenticator } from '../../core/auth-placeholder.ts';
+import { refuseAllAuthenticator } from '../../../test/support/refuse-all-authenticator.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { unavailable } from '../../core/errors/app-error.ts';
 import { createLogger } from '../../core/log.ts';
@@ -63,6 +64,7 @@ const apps: App[] = [];
 async function makeApp(config: Partial<Config>, screeningProviders?: ScreeningProvider[]): Promise<App> {
   const deps: AppDeps = {
     config: testConfig(config),
+    tokenRegistry: buildTokenRegistry('development'),
     db: database.handle.db,
     dbKind: database.kind,
     clock,

@@ -39,7 +39,7 @@ beforeAll(async () => {
   t = await createTestApp({ clock });
   ({ accountId } = await createAccount(t.db.db));
   wallet = randomAddress();
-  deps = { db: t.db.db, clock, objectStore: t.deps.objectStore! };
+  deps = { db: t.db.db, clock, objectStore: t.deps.objectStore!, tokenRegistry: t.deps.tokenRegistry };
   for (let g = 0; g < GROUPS; g++) {
     const amounts = Array.from({ length: PER_GROUP }, (_, i) => BigInt(g * PER_GROUP + i + 1));
     const total = amounts.reduce((x, y) => x + y, 0n);

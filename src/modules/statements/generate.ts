@@ -10,7 +10,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { Db } from '../../core/db/database.ts';
 import { invalidRequest, unavailable } from '../../core/errors/app-error.ts';
 import type { Deadline } from '../../core/http/deadline.ts';
-import { buildTokenRegistry, type TokenRegistry } from '../registry/index.ts';
+import type { TokenRegistry } from '../registry/index.ts';
 import {
   buildStatementSummary,
   renderStatementCsv,
@@ -42,11 +42,8 @@ export interface GenerateStatementDeps {
   clock: Clock;
   /** Where exports are kept; an S3 bucket is reported as `export.bucket_bound`. */
   objectStore: ObjectStore;
-  /**
-   * Where each balance row's symbol and decimals come from (the application's, `registryOf`);
-   * without one, the registry of the real contract addresses.
-   */
-  tokenRegistry?: TokenRegistry | undefined;
+  /** Where each balance row's symbol and decimals come from (the application's, built at start). */
+  tokenRegistry: TokenRegistry;
 }
 
 export interface GenerateStatementParameters {
@@ -149,7 +146,7 @@ export async function generateStatement(
   const batchSize = options.batchSize ?? STATEMENT_BATCH_SIZE;
   if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError('batchSize must be positive');
 
-  const registry = deps.tokenRegistry ?? buildTokenRegistry('production');
+  const registry = deps.tokenRegistry;
 
   const staged = await deps.objectStore.stage().catch(storeUnavailable);
   let csv: string | null = null;

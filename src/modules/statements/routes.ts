@@ -7,7 +7,6 @@ import {
   type RouteDefinition,
 } from '../../core/http/route-table.ts';
 import type { AppDeps } from '../../deps.ts';
-import { registryOf } from '../registry/index.ts';
 import { openStatementExport } from './download.ts';
 import { generateStatement } from './generate.ts';
 import { CSV_EXPORT, CSV_EXPORT_PARAMS, STATEMENT_ANSWER, STATEMENT_QUERY } from './openapi-examples.ts';
@@ -87,7 +86,7 @@ export const statementsRoutes: RouteDefinition[] = [
           db: ctx.deps.db,
           clock: ctx.deps.clock,
           objectStore,
-          tokenRegistry: registryOf(ctx.deps),
+          tokenRegistry: ctx.deps.tokenRegistry,
         },
         {
           accountId: principal.accountId,

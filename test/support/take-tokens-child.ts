@@ -1,4 +1,4 @@
-// One process hammering a rate lane, for the cross-process test (ratelanes.test.ts):
+// One process hammering a rate lane, for the cross-process test (src/modules/ratelanes/ratelanes.test.ts):
 // `node --import tsx take-tokens-child.ts <database url> <lane> <capacity> <refill/s> <takes> <instant>`.
 // It opens its pool, prints "ready", waits for "go" on stdin, then sends every take at once with
 // its clock frozen at <instant>, and prints one JSON line: the remaining counts of its granted
@@ -6,9 +6,9 @@
 
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
-import { ManualClock } from '../../core/clock.ts';
-import { openPostgres } from '../../core/db/database.ts';
-import { takeTokens } from './store.ts';
+import { ManualClock } from '../../src/core/clock.ts';
+import { openPostgres } from '../../src/core/db/database.ts';
+import { takeTokens } from '../../src/modules/ratelanes/index.ts';
 
 const [url, lane, capacity, refillPerSecond, takes, instant] = process.argv.slice(2);
 if (!url || !lane || !capacity || !refillPerSecond || !takes || !instant) {
