@@ -3,8 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.ts';
 import type { Job } from '../src/core/jobs/index.ts';
-import { jobHandlers, jobSchedules } from '../src/jobs.ts';
+import { jobHandlers, jobSchedules, jobTable } from '../src/jobs.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
+import { capturedLog } from './support/log-lines.ts';
 
 const clock = new ManualClock('2026-05-01T00:00:00.000Z');
 let t: TestApp;
@@ -24,7 +25,26 @@ const run = (name: string) =>
   });
 
 describe('job table', () => {
-  it('schedules a handler for every periodic job', () => {
+  it('drops a job whose payload does not match its schema, running nothing', async () => {
+    const { log, lines } = capturedLog('warn');
+    const handlers = jobHandlers({ ...t.deps, log });
+    const ctx = { attempt: 1, workerId: 'test', signal: new AbortController().signal };
+    for (const payload of [null, { intent_id: 5 }, { rebalance_id: ['x'] }]) {
+      await handlers['intents.execute']!({ id: 'j1', payload } as Job, ctx);
+      await handlers['rebalances.burn']!({ id: 'j2', payload } as Job, ctx);
+    }
+    expect(lines.map((l) => [l.name, l.msg])).toEqual(
+      Array.from({ length: 3 }, () => [
+        ['intents.execute', 'job payload does not match its schema; dropped'],
+        ['rebalances.burn', 'job payload does not match its schema; dropped'],
+      ]).flat(),
+    );
+    const enqueued = await t.db.db.selectFrom('jobs').select('name').execute();
+    expect(enqueued).toEqual([]);
+  });
+
+  it('names every job once, and schedules a handler for every periodic job', () => {
+    expect(new Set(jobTable.map((j) => j.name)).size).toBe(jobTable.length);
     const handlers = jobHandlers(t.deps);
     for (const schedule of jobSchedules)
       expect(handlers[schedule.jobName], schedule.name).toBeTypeOf('function');

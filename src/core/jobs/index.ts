@@ -24,3 +24,13 @@ export {
   type JobWorker,
   type StopOptions,
 } from './worker.ts';
+export {
+  defineJob,
+  jobHandlersOf,
+  jobSchedulesOf,
+  type AnyJobDefinition,
+  type ConfigOf,
+  type JobContinuation,
+  type JobDefinition,
+  type JobRun,
+} from './define.ts';

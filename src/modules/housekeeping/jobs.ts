@@ -1,0 +1,98 @@
+// The housekeeping module's jobs: retention (batched, idempotent deletes of rows past their
+// period) every hour, and moving sealed values onto the newest sealing key.
+
+import { purgeExpiredIdempotencyKeys } from '../../core/http/idempotency.ts';
+import { defineJob, type AnyJobDefinition } from '../../core/jobs/index.ts';
+import { keyringOf } from '../../core/sealing.ts';
+import type { AppDeps } from '../../deps.ts';
+import { resealStale } from './reseal.ts';
+import {
+  compactWebhookEnvelopes,
+  purgeExpiredSiweNonces,
+  purgeNetworkContext,
+  purgeOffboardedStatementExports,
+  purgeTestAccounts,
+  purgeVenueCredentialUsage,
+  purgeWebhookOutbox,
+} from './service.ts';
+
+const HOURLY = 3600;
+
+export const housekeepingJobs: AnyJobDefinition<AppDeps>[] = [
+  defineJob({
+    name: 'housekeeping.idempotency_keys',
+    every: HOURLY,
+    run: async (deps: AppDeps) => {
+      const deleted = await purgeExpiredIdempotencyKeys(deps.db, deps.clock);
+      if (deleted > 0) deps.log.info({ deleted }, 'expired idempotency keys deleted');
+    },
+  }),
+  defineJob({
+    name: 'housekeeping.siwe_nonces',
+    every: HOURLY,
+    run: async (deps: AppDeps) => {
+      const deleted = await purgeExpiredSiweNonces(deps.db, deps.clock);
+      if (deleted > 0) deps.log.info({ deleted }, 'expired sign-in nonces deleted');
+    },
+  }),
+  defineJob({
+    name: 'housekeeping.network_context',
+    every: HOURLY,
+    run: async (deps: AppDeps) => {
+      const deleted = await purgeNetworkContext(deps.db, deps.clock);
+      if (deleted.networkContext + deleted.credentialUses + deleted.venueCredentialNetworks > 0)
+        deps.log.info(deleted, 'network context older than 90 days deleted');
+      const usage = await purgeVenueCredentialUsage(deps.db, deps.clock);
+      if (usage > 0)
+        deps.log.info({ deleted: usage }, 'venue credential use counts older than 8 days deleted');
+    },
+  }),
+  defineJob({
+    name: 'housekeeping.webhook_outbox',
+    every: HOURLY,
+    run: async (deps: AppDeps) => {
+      const deleted = await purgeWebhookOutbox(deps.db, deps.clock);
+      if (deleted > 0) deps.log.info({ deleted }, 'settled webhook outbox rows deleted');
+    },
+  }),
+  defineJob({
+    name: 'housekeeping.test_accounts',
+    every: HOURLY,
+    run: async (deps: AppDeps) => {
+      const deleted = await purgeTestAccounts(deps.db, deps.clock, deps.config.env);
+      if (deleted.length > 0) deps.log.info({ deleted }, 'development test accounts deleted');
+    },
+  }),
+  defineJob({
+    name: 'housekeeping.webhook_envelopes',
+    every: HOURLY,
+    run: async (deps: AppDeps) => {
+      const compacted = await compactWebhookEnvelopes(deps.db, deps.clock);
+      if (compacted > 0) deps.log.info({ compacted }, 'webhook envelopes older than 90 days compacted');
+    },
+  }),
+  // Offboarding schedules these: objects first, then their rows.
+  defineJob({
+    name: 'housekeeping.statement_exports',
+    every: HOURLY,
+    run: async (deps: AppDeps) => {
+      const deleted = await purgeOffboardedStatementExports(deps.db, deps.objectStore);
+      if (deleted > 0) deps.log.info({ deleted }, 'statement exports of offboarded accounts deleted');
+    },
+  }),
+  // Moves sealed values onto the newest sealing key (docs/operations.md, "Sealing keys").
+  defineJob({
+    name: 'sealing.reseal',
+    every: HOURLY,
+    run: async (deps: AppDeps) => {
+      const moved = await resealStale(deps.db, keyringOf(deps.config.sealingKeys));
+      if (moved.webhookSecrets + moved.venueCredentials > 0)
+        deps.log.info(moved, 'sealed values moved onto the newest sealing key');
+      if (moved.unopenable > 0)
+        deps.log.error(
+          { unopenable: moved.unopenable },
+          'sealed values that no configured sealing key opens: put the removed key back in PURSER_SEALING_KEYS',
+        );
+    },
+  }),
+];
