@@ -2,6 +2,7 @@
 // transaction: switches, policy, registry, rules, USD valuation, spend reservation, fee, row,
 // event, executor job), the reads, and cancel. No HTTP here. The executor is another module.
 
+import { sql, type RawBuilder } from 'kysely';
 import { actorName } from '../../core/http/actor.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
@@ -11,11 +12,11 @@ import { AppError, invalidRequest, notFound, unavailable } from '../../core/erro
 import type { Actor } from '../../core/http/actor.ts';
 import { newId, newUuid } from '../../core/ids.ts';
 import type { StatementKey } from '../../core/http/idempotency.ts';
-import { enqueueJob, jobCall } from '../../core/jobs/index.ts';
+import { jobCall } from '../../core/jobs/index.ts';
 import { formatUsd } from '../../core/money.ts';
 import { auditCall, recordAudit, type RecordAuditParameters } from '../audit/index.ts';
 import { chargeFee, chargeFeeAlone, type ChargeFeeParameters } from '../billing/index.ts';
-import { emitEvent, eventCall } from '../events/index.ts';
+import { emitEvent, eventCall, type EventCall } from '../events/index.ts';
 import { reverseGroup } from '../ledger/index.ts';
 import {
   activePolicyOf,
@@ -453,22 +454,52 @@ export async function admitIntent(
     fee_group_id: fee.charged ? fee.groupId : null,
     fee_micro_usd: (fee.charged ? fee.feeMicroUsd : 0n).toString(),
   };
-  await insertIntent(tx, charged);
   const intent = toIntent(charged);
-  const recorded = { ...facts, fee_usd: intent.params.fee_usd };
-  await emitEvent(tx, deps.clock, {
+  const writes = admissionWrites(
+    deps,
+    charged,
+    { ...facts, fee_usd: intent.params.fee_usd },
+    admission.audit,
+  );
+  for (const call of writes.calls) await sql`SELECT ${call}`.execute(tx);
+  writes.planned.committed(tx);
+  return intent;
+}
+
+/**
+ * What admitting an intent writes besides the spend reservation and the fee, as SQL calls in the
+ * order they run: the row, its `intent.planned` event, the audit fact and the executor's job. The
+ * one definition of those writes, so the two paths cannot drift: admitIntentAlone hands them to
+ * the fee's booking statement (the ledger runs them after the booking, in the same statement);
+ * admitIntent runs them in its transaction after booking the fee. `planned.committed` writes the
+ * event's log line once they have committed.
+ */
+export interface AdmissionWrites {
+  calls: RawBuilder<unknown>[];
+  planned: EventCall;
+}
+
+export function admissionWrites(
+  deps: Pick<IntentDeps, 'clock'>,
+  row: IntentRow,
+  facts: Record<string, unknown>,
+  audit: RecordAuditParameters,
+): AdmissionWrites {
+  const planned = eventCall(deps.clock, {
     accountId: row.account_id,
     kind: 'intent.planned',
     subject: row.id,
-    payload: recorded,
+    payload: facts,
   });
-  await recordAudit(tx, deps.clock, { ...admission.audit, details: recorded });
-  await enqueueJob(tx, deps.clock, {
-    name: EXECUTE_JOB,
-    payload: { intent_id: row.id },
-    singletonKey: row.id,
-  });
-  return intent;
+  return {
+    planned,
+    calls: [
+      intentCall(row),
+      planned.call,
+      auditCall(deps.clock, { ...audit, details: facts }).call,
+      jobCall(deps.clock, { name: EXECUTE_JOB, payload: { intent_id: row.id }, singletonKey: row.id }),
+    ],
+  };
 }
 
 /**
@@ -490,19 +521,8 @@ export async function admitIntentAlone(
   const { row, facts } = admission;
   const intent = toIntent(row);
   const now = deps.clock.now();
-  const planned = eventCall(deps.clock, {
-    accountId: row.account_id,
-    kind: 'intent.planned',
-    subject: row.id,
-    payload: facts,
-  });
-  const then = [
-    intentCall(row),
-    planned.call,
-    auditCall(deps.clock, admission.audit).call,
-    jobCall(deps.clock, { name: EXECUTE_JOB, payload: { intent_id: row.id }, singletonKey: row.id }),
-    ...(key ? [key.answer({ status: 201, body: intent })] : []),
-  ];
+  const writes = admissionWrites(deps, row, facts, admission.audit);
+  const then = [...writes.calls, ...(key ? [key.answer({ status: 201, body: intent })] : [])];
   try {
     const fee = await chargeFeeAlone(
       deps,
@@ -513,7 +533,7 @@ export async function admitIntentAlone(
       },
     );
     if (!fee.charged) return null;
-    if (!fee.replayed) planned.committed(deps.db);
+    if (!fee.replayed) writes.planned.committed(deps.db);
     return intent;
   } catch (err) {
     const refused = reservationRefusal(err);
