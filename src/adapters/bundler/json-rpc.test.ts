@@ -187,7 +187,7 @@ describe.each(bundlers)('the bundler port against $name', (b) => {
       op.signature = await stranger.signUserOperation(op);
       const refused = await bundler.sendUserOperation(CHAIN, op).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(BundlerError);
-      expect(refused).toMatchObject({ kind: 'rpc', aaCode: 'AA24' });
+      expect(refused).toMatchObject({ kind: 'rpc', aaCode: 'AA24', refusal: 'validation' });
       expect([-32500, -32507]).toContain((refused as BundlerError).code);
       expect(await account.getNonce({ key: 0n })).toBe(firstNonce + 2n);
       expect(await publicClient.getBalance({ address: recipient })).toBe(parseEther('0.1'));
@@ -213,6 +213,32 @@ describe.each(bundlers)('the bundler port against $name', (b) => {
 function encodeMint(to: Address, amount: bigint) {
   return encodeFunctionData({ abi: mintAbi, functionName: 'mint', args: [to, amount] });
 }
+
+describe('BundlerError', () => {
+  it('classifies the EntryPoint refusal its message names', () => {
+    const error = (message: string) =>
+      new BundlerError({
+        kind: 'rpc',
+        chainId: CHAIN,
+        method: 'eth_sendUserOperation',
+        message,
+        code: -32500,
+      });
+    const cases: [string, string | null, string | null][] = [
+      ['AA25 invalid account nonce', 'AA25', 'nonce'],
+      ['AA10 sender already constructed', 'AA10', 'deployment'],
+      ['AA22 expired or not due', 'AA22', 'validation'],
+      ['UserOperation reverted during simulation with reason: AA23 reverted', 'AA23', 'validation'],
+      ['AA24 signature error', 'AA24', 'validation'],
+      ["AA21 didn't pay prefund", 'AA21', 'prefund'],
+      ['AA33 reverted (or OOG)', 'AA33', 'other'],
+      ['execution reverted', null, null],
+    ];
+    for (const [message, aaCode, refusal] of cases) {
+      expect(error(message), message).toMatchObject({ aaCode, refusal });
+    }
+  });
+});
 
 describe('the bundler port when the bundler does not answer as it should', () => {
   let server: Server;
@@ -267,6 +293,7 @@ describe('the bundler port when the bundler does not answer as it should', () =>
       kind: 'rpc',
       code: -32500,
       aaCode: 'AA21',
+      refusal: 'prefund',
       method: 'eth_supportedEntryPoints',
     });
 

@@ -55,6 +55,26 @@ export interface UserOperationLookup {
 export type BundlerErrorKind = 'rpc' | 'timeout' | 'network' | 'http' | 'malformed';
 
 /**
+ * What an EntryPoint refusal (`AAxx`) says about the operation, for the caller to act on:
+ * - `nonce` (AA25): its nonce is not the account's next one (used meanwhile, or in a bundle);
+ * - `deployment` (AA10): it deploys an account that already has code;
+ * - `validation` (AA22 expired or not due, AA23 reverted, AA24 signature error): the account's
+ *   validation refused it (for a session key: the grant on chain does not cover it);
+ * - `prefund` (AA21): the account cannot pay its prefund;
+ * - `other`: any other AA code.
+ */
+export type BundlerRefusal = 'nonce' | 'deployment' | 'validation' | 'prefund' | 'other';
+
+const REFUSALS: Record<string, BundlerRefusal> = {
+  AA10: 'deployment',
+  AA21: 'prefund',
+  AA22: 'validation',
+  AA23: 'validation',
+  AA24: 'validation',
+  AA25: 'nonce',
+};
+
+/**
  * A bundler call that failed. `code` is the JSON-RPC error code when the bundler answered with
  * an error (ERC-4337: -32500 refused by the EntryPoint or the account during validation, -32501 by
  * the paymaster, -32521 execution reverted, -32602 invalid params); `aaCode` is the EntryPoint's
@@ -68,6 +88,8 @@ export class BundlerError extends Error {
   readonly method: string;
   readonly code: number | null;
   readonly aaCode: string | null;
+  /** The refusal `aaCode` names; null when the message carries no AA code. */
+  readonly refusal: BundlerRefusal | null;
   readonly data: unknown;
 
   constructor(args: {
@@ -87,6 +109,7 @@ export class BundlerError extends Error {
     this.code = args.code ?? null;
     this.data = args.data;
     this.aaCode = /\b(AA\d\d)\b/.exec(args.message)?.[1] ?? null;
+    this.refusal = this.aaCode === null ? null : (REFUSALS[this.aaCode] ?? 'other');
   }
 }
 

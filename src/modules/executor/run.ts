@@ -361,7 +361,7 @@ async function land(
       await dropSlice(sliceDeps, slice, onSettled);
       throw err;
     }
-    if (err instanceof BundlerError && err.kind === 'rpc' && err.aaCode !== 'AA25') {
+    if (err instanceof BundlerError && err.kind === 'rpc' && err.refusal !== 'nonce') {
       await dropSlice(sliceDeps, slice, onSettled);
       if (await lostRace(deps, slice, err)) return continueLater(deps, slice.intentId, 0, 'race');
       throw new StepAbort(refusalAbort(err, 'send'));
@@ -373,14 +373,14 @@ async function land(
 /** What a bundler's refusal of an operation means for the intent (execution reference §3.9). */
 function refusalAbort(err: BundlerError, step: 'estimate' | 'send'): Abort {
   const detail = { step, code: err.code, aa_code: err.aaCode, message: err.message };
-  // AA22/AA23/AA24: the account's validation refused it: the grant on chain does not cover it.
-  if (err.aaCode && ['AA22', 'AA23', 'AA24'].includes(err.aaCode)) {
+  // The account's validation refused it (AA22–AA24): the grant on chain does not cover it.
+  if (err.refusal === 'validation') {
     return {
       reason: 'POLICY_VIOLATION',
       detail: { rule: 'delegation', why: 'the chain refused the grant', ...detail },
     };
   }
-  if (err.aaCode === 'AA21') {
+  if (err.refusal === 'prefund') {
     return {
       reason: 'INSUFFICIENT_BALANCE',
       detail: { token: 'ETH', why: 'the account cannot pay its prefund', ...detail },
@@ -406,8 +406,8 @@ async function sign(
     return await signSessionOperation(sliceDeps, row.chain_id, delegation, calls, lane);
   } catch (err) {
     if (!(err instanceof BundlerError && err.kind === 'rpc')) throw err;
-    if (NONCE_RACE_CODES.has(err.aaCode ?? '')) return null;
-    if (err.aaCode && VALIDATION_CODES.has(err.aaCode)) {
+    if (racedOnNonce(err)) return null;
+    if (err.refusal === 'validation') {
       const now = await grantState(deps.chain, row.chain_id, delegation);
       if (now.deployed !== before.deployed || now.installed !== before.installed) return null;
     }
@@ -416,9 +416,9 @@ async function sign(
 }
 
 /** Refusals that only a race on the account's nonce or deployment gives (AA25, AA10). */
-const NONCE_RACE_CODES = new Set(['AA10', 'AA25']);
-/** The account's validation refused the operation (AA22–AA24). */
-const VALIDATION_CODES = new Set(['AA22', 'AA23', 'AA24']);
+function racedOnNonce(err: BundlerError): boolean {
+  return err.refusal === 'nonce' || err.refusal === 'deployment';
+}
 
 /**
  * Whether a bundler's refusal of a recorded operation came from another operation of the wallet
@@ -427,8 +427,8 @@ const VALIDATION_CODES = new Set(['AA22', 'AA23', 'AA24']);
  * policy's: the slice is redone.
  */
 async function lostRace(deps: RunDeps, slice: SliceRecord, err: BundlerError): Promise<boolean> {
-  if (NONCE_RACE_CODES.has(err.aaCode ?? '')) return true;
-  if (!err.aaCode || !VALIDATION_CODES.has(err.aaCode)) return false;
+  if (racedOnNonce(err)) return true;
+  if (err.refusal !== 'validation') return false;
   const sender = getAddress(slice.op.sender);
   if (slice.op.factory && (await deps.chain.isContract(slice.chainId, sender))) return true;
   const key = slice.op.nonce >> 64n;

@@ -137,7 +137,7 @@ async function outcomeOf(
   } catch (err) {
     // AA25: the nonce was used meanwhile (by this operation, or another). Anything else is a
     // refusal of the operation itself, or no answer: the caller decides (it may be retried).
-    if (!(err instanceof BundlerError && err.aaCode === 'AA25')) throw err;
+    if (!(err instanceof BundlerError && err.refusal === 'nonce')) throw err;
     // AA25 also answers for our own operation while it sits in a bundle not mined yet (the
     // bundler's simulation sees its nonce pending): wait for its receipt before calling it dropped.
     const own = await deps.bundler
