@@ -20,4 +20,4 @@ export {
   type EnableMaterial,
 } from './operations.ts';
 export { expireDelegations, type Delegation, type Revocation } from './service.ts';
-export { findDelegation, type DelegationRow, type DelegationStatus } from './store.ts';
+export { findDelegation, newestValidDelegation, type DelegationRow, type DelegationStatus } from './store.ts';

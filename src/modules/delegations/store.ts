@@ -213,3 +213,23 @@ export async function expireDue(tx: DbExecutor, nowSecs: number, at: Date): Prom
     .execute();
   return rows.map(fromRaw);
 }
+
+/** The id of the wallet's newest active delegation on the chain that is valid at `nowSecs`, or null. */
+export async function newestValidDelegation(
+  db: DbExecutor,
+  of: { accountId: string; wallet: string; chainId: number },
+  nowSecs: number,
+): Promise<string | null> {
+  const found = await db
+    .selectFrom('delegations')
+    .select('id')
+    .where('account_id', '=', of.accountId)
+    .where('wallet', '=', of.wallet)
+    .where('chain_id', '=', of.chainId)
+    .where('status', '=', 'active')
+    .where('valid_after', '<=', nowSecs)
+    .where('valid_until', '>', nowSecs)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  return found?.id ?? null;
+}

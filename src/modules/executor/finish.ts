@@ -8,7 +8,7 @@ import { withTransaction, type Db } from '../../core/db/database.ts';
 import { formatUsd } from '../../core/money.ts';
 import { recordAudit } from '../audit/index.ts';
 import { emitEvent } from '../events/index.ts';
-import { findIntentById, type IntentRow } from '../intents/index.ts';
+import { endExecutingIntent, findIntentById, type IntentRow } from '../intents/index.ts';
 import { reverseGroup } from '../ledger/index.ts';
 import { releaseReservation, settleReservation } from '../policies/index.ts';
 import { releaseLanes } from './lanes.ts';
@@ -50,18 +50,7 @@ export async function finishIntent(
       end.status === 'aborted'
         ? { ...row.params, abort: { reason: end.abort.reason, detail: end.abort.detail } }
         : row.params;
-    const updated = await tx
-      .updateTable('intents')
-      .set({
-        status: end.status,
-        params: JSON.stringify(params),
-        report: JSON.stringify(report),
-        updated_at: now,
-      })
-      .where('id', '=', id)
-      .where('status', '=', 'executing')
-      .returning('id')
-      .executeTakeFirst();
+    const updated = await endExecutingIntent(tx, id, { status: end.status, params, report, at: now });
     if (!updated) throw new Error(`intent ${id} changed while it was ended`);
     await releaseLanes(tx, id);
 

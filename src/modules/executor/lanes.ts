@@ -11,6 +11,7 @@
 
 import { lockUntilCommit, withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
 import type { Clock } from '../../core/clock.ts';
+import { intentStatuses } from '../intents/index.ts';
 
 export interface WalletNonceLanesTable {
   chain_id: number;
@@ -49,13 +50,14 @@ export async function takeLane(
   return withTransaction(db, async (tx) => {
     await lockUntilCommit(tx, `nonce-lanes:${request.chainId}:${wallet}`);
     const rows = await tx
-      .selectFrom('wallet_nonce_lanes as l')
-      .leftJoin('intents as i', 'i.id', 'l.intent_id')
-      .select(['l.lane', 'l.intent_id', 'l.exclusive', 'i.status'])
-      .where('l.chain_id', '=', request.chainId)
-      .where('l.wallet', '=', wallet)
+      .selectFrom('wallet_nonce_lanes')
+      .select(['lane', 'intent_id', 'exclusive'])
+      .where('chain_id', '=', request.chainId)
+      .where('wallet', '=', wallet)
       .execute();
-    const held = rows.filter((r) => r.intent_id !== null && r.status === 'executing');
+    const holders = rows.flatMap((r) => (r.intent_id === null ? [] : [r.intent_id]));
+    const statuses = await intentStatuses(tx, holders);
+    const held = rows.filter((r) => r.intent_id !== null && statuses.get(r.intent_id) === 'executing');
     const mine = held.find((r) => r.intent_id === request.intentId);
     if (mine) return { lane: mine.lane, exclusive: mine.exclusive };
     if (held.some((r) => r.exclusive)) return null;

@@ -11,6 +11,7 @@ import type { VenueAdapter } from '../../adapters/venues/index.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import { withTransaction, type Db, type DbExecutor } from '../../core/db/database.ts';
+import { newestValidDelegation } from '../delegations/index.ts';
 import { emitEvent } from '../events/index.ts';
 import { claimPlannedIntent, type IntentRow } from '../intents/index.ts';
 import type { PriceReferences } from '../prices/index.ts';
@@ -164,16 +165,9 @@ export async function activeDelegation(
   row: IntentRow,
   nowSecs: number,
 ): Promise<string | null> {
-  const found = await db
-    .selectFrom('delegations')
-    .select('id')
-    .where('account_id', '=', row.account_id)
-    .where('wallet', '=', row.wallet)
-    .where('chain_id', '=', row.chain_id)
-    .where('status', '=', 'active')
-    .where('valid_after', '<=', nowSecs)
-    .where('valid_until', '>', nowSecs)
-    .orderBy('created_at', 'desc')
-    .executeTakeFirst();
-  return found?.id ?? null;
+  return newestValidDelegation(
+    db,
+    { accountId: row.account_id, wallet: row.wallet, chainId: row.chain_id },
+    nowSecs,
+  );
 }

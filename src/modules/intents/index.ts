@@ -5,8 +5,10 @@ export { intentsRoutes } from './routes.ts';
 export { EXECUTE_JOB, NATIVE_PLACEHOLDER, toIntent, type Intent } from './service.ts';
 export {
   claimPlannedIntent,
+  endExecutingIntent,
   findIntent,
   findIntentById,
+  intentStatuses,
   openIntentCounts,
   saveIntentReport,
   type IntentKind,

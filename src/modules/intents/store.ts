@@ -260,6 +260,44 @@ export async function readAdmissionContexts(
   }));
 }
 
+/**
+ * Ends an executing intent: its status, params and report, once. False when it is not executing
+ * any more (another step ended it first).
+ */
+export async function endExecutingIntent(
+  tx: DbExecutor,
+  id: string,
+  end: { status: IntentStatus; params: IntentParams; report: unknown; at: Date },
+): Promise<boolean> {
+  const updated = await tx
+    .updateTable('intents')
+    .set({
+      status: end.status,
+      params: JSON.stringify(end.params),
+      report: JSON.stringify(end.report),
+      updated_at: end.at,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'executing')
+    .returning('id')
+    .executeTakeFirst();
+  return updated !== undefined;
+}
+
+/** The status of each of these intents (an id without an intent is absent). */
+export async function intentStatuses(
+  db: DbExecutor,
+  ids: readonly string[],
+): Promise<Map<string, IntentStatus>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('intents')
+    .select(['id', 'status'])
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.status as IntentStatus]));
+}
+
 /** insertIntent as a SQL call (`purser_insert_intent`), for the fee's booking statement. */
 export function intentCall(row: IntentRow): RawBuilder<unknown> {
   return sql`purser_insert_intent(${row.id}::uuid, ${row.account_id}, ${row.wallet}, ${row.chain_id}::int,
