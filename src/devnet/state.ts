@@ -12,7 +12,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { sql } from 'kysely';
 import type { DbExecutor } from '../core/db/database.ts';
-import { devnetStateFile } from './devnet.ts';
+import { devnetStateFile } from './anvil.ts';
 
 interface ChainStateRow {
   chain_id: number;
