@@ -37,6 +37,13 @@ export interface JobDefinition<D, S extends TSchema | undefined = undefined> {
   ): Promise<JobContinuation<S extends TSchema ? Static<S> : undefined> | void>;
 }
 
+/** What every job handler has: the database, the clock and a logger. */
+export interface JobDeps {
+  db: DbExecutor;
+  clock: Clock;
+  log: JobLogger;
+}
+
 /** The configuration in dependencies `D` (their `config`). */
 export type ConfigOf<D> = D extends { config: infer C } ? C : never;
 

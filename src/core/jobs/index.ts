@@ -32,5 +32,6 @@ export {
   type ConfigOf,
   type JobContinuation,
   type JobDefinition,
+  type JobDeps,
   type JobRun,
 } from './define.ts';
