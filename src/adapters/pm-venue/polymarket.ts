@@ -1,10 +1,8 @@
-// Polymarket's CLOB V2 (clob.polymarket.com): the L1 headers (an EIP-712 `ClobAuth` signature of
-// the signer's key) that create or derive an API credential, the L2 headers (HMAC-SHA256 with the
-// credential's secret) that authenticate every other call, the V2 order (its amounts, see
-// order-amounts.ts; its EIP-712 typed data, signature and `POST /order` body) and the trading
-// calls order routing needs (post, read back, list, cancel, trades, balances, market data). The
-// formats are clob-client-v2 1.1.0's (`src/signing/*`, `src/headers/index.ts`,
-// `src/order-utils/*`, `src/order-builder/*`, `src/types/*`, `src/client.ts`; protocols.md §8.3,
+// Polymarket's CLOB V2 (clob.polymarket.com): the HTTP client of the trading calls order routing
+// needs (create or derive an API credential, post, read back, list, cancel, trades, balances,
+// market data). Its headers are polymarket-auth.ts's (L1 `ClobAuth`, L2 HMAC), its orders
+// polymarket-orders.ts's (typed data, signature, `POST /order` body; amounts in order-amounts.ts).
+// The formats are clob-client-v2 1.1.0's (`src/client.ts`, `src/types/*`; protocols.md §8.3,
 // §8.5); the answers are the CLOB's (`{"error": "…"}` bodies, docs.polymarket.com "Error Codes").
 //
 // Not confirmed against the live venue (the fake in src/devnet/fakes/clob.ts chose these too):
@@ -15,21 +13,11 @@
 //
 // Secrets (the signer key, the credential's secret and passphrase) never reach an error message or
 // a log: errors quote the venue's own error text, with any credential value scrubbed from it.
-
-import { createHmac, randomBytes } from 'node:crypto';
-import {
-  getAddress,
-  hashTypedData,
-  isAddress,
-  type Address,
-  type Hex,
-  type LocalAccount,
-  type TypedDataDefinition,
-} from 'viem';
+import { getAddress, type Address, type Hex, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { systemClock, type Clock } from '../../core/clock.ts';
 import { parseRetryAfter } from '../venues/aggregator-http.ts';
-import { isClobTickSize, orderAmounts, OrderInputError } from './order-amounts.ts';
+import { isClobTickSize, OrderInputError } from './order-amounts.ts';
 import {
   ClobVenueRejected,
   VenueRejected,
@@ -41,408 +29,41 @@ import {
   type ClobCancelResult,
   type ClobL2Auth,
   type ClobOpenOrder,
-  type ClobOrderType,
-  type ClobOrderV2,
-  type ClobPostOrderOptions,
   type ClobPostOrderResult,
-  type ClobSide,
-  type ClobSignatureType,
-  type ClobSignedOrderV2,
-  type ClobTickSize,
   type ClobTrade,
   type ClobTradesPage,
   type CredentialCheck,
   type PolymarketClobPort,
 } from './port.ts';
+import { buildClobL1Headers, buildClobL2Headers } from './polymarket-auth.ts';
+import { UINT, orderPayloadV2 } from './polymarket-orders.ts';
+export {
+  CLOB_AUTH_MESSAGE,
+  CLOB_AUTH_TYPES,
+  buildClobL1Headers,
+  buildClobL2Headers,
+  clobAuthTypedData,
+  clobHmacSignature,
+  type ClobL1Headers,
+  type ClobL2Headers,
+} from './polymarket-auth.ts';
+export {
+  CTF_EXCHANGE_V2,
+  CTF_EXCHANGE_V2_DOMAIN,
+  ORDER_V2_TYPES,
+  ZERO_BYTES32,
+  buildOrderV2,
+  newOrderSalt,
+  orderHashV2,
+  orderPayloadV2,
+  orderTypedDataV2,
+  signOrderV2,
+  type OrderPayloadV2,
+  type OrderV2Input,
+  type OrderV2TypedData,
+} from './polymarket-orders.ts';
 
 export const POLYMARKET_CLOB_DEFAULT_BASE_URL = 'https://clob.polymarket.com';
-
-// ------------------------------------------------------------------------------ L1 (ClobAuth)
-
-/** What an L1 signature attests (clob-client-v2 `MSG_TO_SIGN`). */
-export const CLOB_AUTH_MESSAGE = 'This message attests that I control the given wallet';
-
-export const CLOB_AUTH_TYPES = {
-  ClobAuth: [
-    { name: 'address', type: 'address' },
-    { name: 'timestamp', type: 'string' },
-    { name: 'nonce', type: 'uint256' },
-    { name: 'message', type: 'string' },
-  ],
-} as const;
-
-/** The `ClobAuth` typed data an L1 header signs: domain {ClobAuthDomain, 1, chainId}. */
-export function clobAuthTypedData(args: {
-  address: Address;
-  chainId: number;
-  /** Unix seconds, as the header carries them. */
-  timestamp: number | string;
-  nonce: number | bigint;
-}): TypedDataDefinition<typeof CLOB_AUTH_TYPES, 'ClobAuth'> {
-  return {
-    domain: { name: 'ClobAuthDomain', version: '1', chainId: args.chainId },
-    types: CLOB_AUTH_TYPES,
-    primaryType: 'ClobAuth',
-    message: {
-      address: args.address,
-      timestamp: String(args.timestamp),
-      nonce: BigInt(args.nonce),
-      message: CLOB_AUTH_MESSAGE,
-    },
-  };
-}
-
-export interface ClobL1Headers {
-  POLY_ADDRESS: Address;
-  POLY_SIGNATURE: Hex;
-  POLY_TIMESTAMP: string;
-  POLY_NONCE: string;
-}
-
-/** The L1 headers of `POST /auth/api-key` and `GET /auth/derive-api-key`. */
-export async function buildClobL1Headers(args: {
-  account: LocalAccount;
-  chainId: number;
-  /** Unix seconds. */
-  timestamp: number;
-  nonce?: number;
-}): Promise<ClobL1Headers> {
-  const nonce = args.nonce ?? 0;
-  const signature = await args.account.signTypedData(
-    clobAuthTypedData({
-      address: args.account.address,
-      chainId: args.chainId,
-      timestamp: args.timestamp,
-      nonce,
-    }),
-  );
-  return {
-    POLY_ADDRESS: args.account.address,
-    POLY_SIGNATURE: signature,
-    POLY_TIMESTAMP: String(args.timestamp),
-    POLY_NONCE: String(nonce),
-  };
-}
-
-// ------------------------------------------------------------------------------ L2 (HMAC)
-
-/**
- * The L2 signature: HMAC-SHA256 keyed with the base64url-decoded secret over
- * `timestamp + METHOD + requestPath + body`, in URL-safe base64 with its `=` padding kept
- * (clob-client-v2 `buildPolyHmacSignature`). `requestPath` is the path without the query.
- */
-export function clobHmacSignature(
-  secret: string,
-  timestamp: number | string,
-  method: string,
-  requestPath: string,
-  body?: string,
-): string {
-  if (secret === '') throw new Error('clobHmacSignature: empty secret');
-  const key = Buffer.from(secret.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-  const message = `${timestamp}${method}${requestPath}${body ?? ''}`;
-  return createHmac('sha256', key).update(message).digest('base64').replace(/\+/g, '-').replace(/\//g, '_');
-}
-
-export interface ClobL2Headers {
-  POLY_ADDRESS: Address;
-  POLY_SIGNATURE: string;
-  POLY_TIMESTAMP: string;
-  POLY_API_KEY: string;
-  POLY_PASSPHRASE: string;
-}
-
-/** The L2 headers of an authenticated call. `body` must be the exact text sent. */
-export function buildClobL2Headers(args: {
-  address: Address;
-  creds: ClobApiCredentials;
-  /** Unix seconds. */
-  timestamp: number;
-  method: 'GET' | 'POST' | 'DELETE';
-  requestPath: string;
-  body?: string;
-}): ClobL2Headers {
-  return {
-    POLY_ADDRESS: args.address,
-    POLY_SIGNATURE: clobHmacSignature(
-      args.creds.secret,
-      args.timestamp,
-      args.method,
-      args.requestPath,
-      args.body,
-    ),
-    POLY_TIMESTAMP: String(args.timestamp),
-    POLY_API_KEY: args.creds.apiKey,
-    POLY_PASSPHRASE: args.creds.passphrase,
-  };
-}
-
-// ------------------------------------------------------------------------------ V2 orders
-
-/** The V2 exchanges per chain (clob-client-v2 1.1.0 `src/config.ts`; protocols.md §8.2). */
-export const CTF_EXCHANGE_V2: Readonly<
-  Record<number, { exchange: Address; negRiskExchange: Address; negRiskAdapter: Address }>
-> = {
-  137: {
-    exchange: '0xE111180000d2663C0091e4f400237545B87B996B',
-    negRiskExchange: '0xe2222d279d744050d28e00520010520000310F59',
-    negRiskAdapter: '0xd91E80cF2E7be2e162c6513ceD06f1dD0dA35296',
-  },
-  80002: {
-    exchange: '0xE111180000d2663C0091e4f400237545B87B996B',
-    negRiskExchange: '0xe2222d279d744050d28e00520010520000310F59',
-    negRiskAdapter: '0xd91E80cF2E7be2e162c6513ceD06f1dD0dA35296',
-  },
-};
-
-export const CTF_EXCHANGE_V2_DOMAIN = { name: 'Polymarket CTF Exchange', version: '2' } as const;
-
-export const ORDER_V2_TYPES = {
-  Order: [
-    { name: 'salt', type: 'uint256' },
-    { name: 'maker', type: 'address' },
-    { name: 'signer', type: 'address' },
-    { name: 'tokenId', type: 'uint256' },
-    { name: 'makerAmount', type: 'uint256' },
-    { name: 'takerAmount', type: 'uint256' },
-    { name: 'side', type: 'uint8' },
-    { name: 'signatureType', type: 'uint8' },
-    { name: 'timestamp', type: 'uint256' },
-    { name: 'metadata', type: 'bytes32' },
-    { name: 'builder', type: 'bytes32' },
-  ],
-} as const;
-
-export type OrderV2TypedData = TypedDataDefinition<typeof ORDER_V2_TYPES, 'Order'>;
-
-/**
- * The EIP-712 typed data of a V2 order: domain {Polymarket CTF Exchange, 2, chainId, the exchange
- * (or the neg-risk exchange for a neg-risk market)}. `expiration` is not part of it.
- */
-export function orderTypedDataV2(
-  order: ClobOrderV2,
-  venue: { chainId: number; negRisk: boolean; verifyingContract?: Address },
-): OrderV2TypedData {
-  let verifyingContract = venue.verifyingContract;
-  if (!verifyingContract) {
-    const known = CTF_EXCHANGE_V2[venue.chainId];
-    if (!known) throw new Error(`orderTypedDataV2: no V2 exchange known for chain ${venue.chainId}`);
-    verifyingContract = venue.negRisk ? known.negRiskExchange : known.exchange;
-  }
-  return {
-    domain: { ...CTF_EXCHANGE_V2_DOMAIN, chainId: venue.chainId, verifyingContract },
-    types: ORDER_V2_TYPES,
-    primaryType: 'Order',
-    message: {
-      salt: BigInt(order.salt),
-      maker: order.maker,
-      signer: order.signer,
-      tokenId: BigInt(order.tokenId),
-      makerAmount: BigInt(order.makerAmount),
-      takerAmount: BigInt(order.takerAmount),
-      side: order.side === 'BUY' ? 0 : 1,
-      signatureType: order.signatureType,
-      timestamp: BigInt(order.timestamp),
-      metadata: order.metadata,
-      builder: order.builder,
-    },
-  };
-}
-
-/** The order's id on the CLOB: the EIP-712 hash of its typed data. */
-export function orderHashV2(
-  order: ClobOrderV2,
-  venue: { chainId: number; negRisk: boolean; verifyingContract?: Address },
-): Hex {
-  return hashTypedData(orderTypedDataV2(order, venue));
-}
-
-/** The bytes32 the client puts in `metadata` and `builder` when there is none. */
-export const ZERO_BYTES32: Hex = `0x${'0'.repeat(64)}`;
-
-const UINT = /^\d+$/;
-const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
-const MAX_UINT256 = 2n ** 256n - 1n;
-
-/**
- * A fresh salt: a random integer below 2^53. The `POST /order` body carries the salt as a JSON
- * number (clob-client-v2 `orderToJsonV2`: `parseInt(salt)`), so it must be a safe integer for the
- * venue to hash the order that was signed; the client's own is `Math.round(Math.random() * Date.now())`.
- */
-export function newOrderSalt(): string {
-  return (randomBytes(8).readBigUInt64BE() & BigInt(Number.MAX_SAFE_INTEGER)).toString();
-}
-
-export interface OrderV2Input {
-  /** Whose funds: the signer itself (type 0), its proxy wallet (1) or its Safe (2). */
-  maker: Address;
-  /** The EOA that signs (the API credential's address). */
-  signer: Address;
-  signatureType: ClobSignatureType;
-  /** The outcome token (ERC-1155 position id), decimal. */
-  tokenId: string | bigint;
-  side: ClobSide;
-  /** Decimal string on the market's tick grid, in (0, 1). */
-  price: string;
-  /** Shares, decimal string, more than 0, at most 2 decimals. */
-  size: string;
-  /** The market's tick size (`tickSize(tokenId)`). */
-  tickSize: ClobTickSize;
-  /** Default: newOrderSalt(). A safe integer. */
-  salt?: string | number | bigint;
-  /** Milliseconds since the epoch; default the clock's now. */
-  timestamp?: string | number | bigint;
-  /** Unix seconds for a GTD order; default "0" (none). Not signed. */
-  expiration?: string | number | bigint;
-  /** bytes32, default zero. */
-  metadata?: Hex;
-  /** The builder code (bytes32), default zero. */
-  builder?: Hex;
-  /** Where the default timestamp comes from. */
-  clock?: Clock;
-}
-
-function uintField(
-  field: 'salt' | 'timestamp' | 'expiration' | 'tokenId',
-  value: string | number | bigint,
-  max: bigint,
-): string {
-  let n: bigint;
-  if (typeof value === 'bigint') n = value;
-  else if (typeof value === 'number' && Number.isSafeInteger(value)) n = BigInt(value);
-  else if (typeof value === 'string' && UINT.test(value.trim())) n = BigInt(value.trim());
-  else throw new OrderInputError(field, `${field} must be a non-negative integer`);
-  if (n < 0n) throw new OrderInputError(field, `${field} must be a non-negative integer`);
-  if (n > max) throw new OrderInputError(field, `${field} is out of range`);
-  return n.toString();
-}
-
-function addressField(field: 'maker' | 'signer', value: string): Address {
-  if (typeof value !== 'string' || !isAddress(value, { strict: false })) {
-    throw new OrderInputError(field, `${field} must be an address`);
-  }
-  return getAddress(value);
-}
-
-function bytes32Field(field: 'metadata' | 'builder', value: string | undefined): Hex {
-  if (value === undefined) return ZERO_BYTES32;
-  if (typeof value !== 'string' || !BYTES32.test(value)) {
-    throw new OrderInputError(field, `${field} must be 32 bytes of hex (0x + 64 digits)`);
-  }
-  return value.toLowerCase() as Hex;
-}
-
-/**
- * A V2 limit order with the amounts the venue's client computes for the price, size and tick size
- * (exactly, see order-amounts.ts), ready to sign. Refuses, with an OrderInputError naming the
- * field, a price outside (0, 1) or off the tick grid, a size of 0 or with more than 2 decimals, and
- * a maker/signer pair the signature type does not allow.
- */
-export function buildOrderV2(input: OrderV2Input): ClobOrderV2 {
-  const maker = addressField('maker', input.maker);
-  const signer = addressField('signer', input.signer);
-  const type = input.signatureType;
-  if (type !== 0 && type !== 1 && type !== 2 && type !== 3) {
-    throw new OrderInputError('signatureType', 'signatureType must be 0, 1, 2 or 3');
-  }
-  const same = maker === signer;
-  if ((type === 0 || type === 3) && !same) {
-    throw new OrderInputError('maker', `signature type ${type} needs the maker to be the signer`);
-  }
-  if ((type === 1 || type === 2) && same) {
-    throw new OrderInputError(
-      'maker',
-      `signature type ${type} needs the maker to be the funder (the proxy or Safe), not the signer`,
-    );
-  }
-  if (!isClobTickSize(input.tickSize)) {
-    throw new OrderInputError('tickSize', 'tickSize must be one of 0.1, 0.01, 0.005, 0.0025, 0.001, 0.0001');
-  }
-  const tokenId = uintField('tokenId', input.tokenId, MAX_UINT256);
-  if (tokenId === '0') throw new OrderInputError('tokenId', 'tokenId must be an outcome token id');
-  const amounts = orderAmounts({
-    side: input.side,
-    price: input.price,
-    size: input.size,
-    tickSize: input.tickSize,
-  });
-  const now = (input.clock ?? systemClock).now().getTime();
-  return {
-    salt: uintField('salt', input.salt ?? newOrderSalt(), BigInt(Number.MAX_SAFE_INTEGER)),
-    maker,
-    signer,
-    tokenId,
-    makerAmount: amounts.makerAmount.toString(),
-    takerAmount: amounts.takerAmount.toString(),
-    side: input.side,
-    signatureType: type,
-    timestamp: uintField('timestamp', input.timestamp ?? now, MAX_UINT256),
-    expiration: uintField('expiration', input.expiration ?? 0, MAX_UINT256),
-    metadata: bytes32Field('metadata', input.metadata),
-    builder: bytes32Field('builder', input.builder),
-  };
-}
-
-/**
- * The order signed with the signer's key (EIP-712, see orderTypedDataV2). Types 0, 1 and 2 only:
- * a POLY_1271 (type 3) order is signed in its wallet's ERC-1271 envelope, which is not done here.
- */
-export async function signOrderV2(
-  order: ClobOrderV2,
-  account: LocalAccount,
-  venue: { chainId: number; negRisk: boolean; verifyingContract?: Address },
-): Promise<ClobSignedOrderV2> {
-  if (order.signatureType === 3)
-    throw new Error('signOrderV2: POLY_1271 (type 3) orders are not signed here');
-  if (getAddress(account.address) !== getAddress(order.signer)) {
-    throw new Error('signOrderV2: the account is not the order signer');
-  }
-  const signature = await account.signTypedData(orderTypedDataV2(order, venue));
-  return { ...order, signature };
-}
-
-/** The body of `POST /order` (clob-client-v2 `orderToJsonV2`): the salt as a JSON number. */
-export interface OrderPayloadV2 {
-  deferExec: boolean;
-  postOnly: boolean;
-  order: Omit<ClobSignedOrderV2, 'salt'> & { salt: number };
-  /** The API key that posts it. */
-  owner: string;
-  orderType: ClobOrderType;
-}
-
-/** The `POST /order` body for a signed order, keys in the client's order. */
-export function orderPayloadV2(
-  order: ClobSignedOrderV2,
-  owner: string,
-  options: ClobPostOrderOptions,
-): OrderPayloadV2 {
-  const salt = Number(order.salt);
-  if (!UINT.test(order.salt) || !Number.isSafeInteger(salt)) {
-    throw new OrderInputError('salt', 'salt must be a safe integer: the venue reads it as a JSON number');
-  }
-  return {
-    deferExec: options.deferExec ?? false,
-    postOnly: options.postOnly ?? false,
-    order: {
-      salt,
-      maker: order.maker,
-      signer: order.signer,
-      tokenId: order.tokenId,
-      makerAmount: order.makerAmount,
-      takerAmount: order.takerAmount,
-      side: order.side,
-      signatureType: order.signatureType,
-      timestamp: order.timestamp,
-      expiration: order.expiration,
-      metadata: order.metadata,
-      builder: order.builder,
-      signature: order.signature,
-    },
-    owner,
-    orderType: options.orderType,
-  };
-}
 
 // ------------------------------------------------------------------------------ the adapter
 
