@@ -61,7 +61,14 @@ import {
   orderHashV2,
   orderTypedDataV2,
 } from '../../adapters/pm-venue/polymarket.ts';
-import type { ClobOrderV2, ClobSide, ClobSignatureType } from '../../adapters/pm-venue/port.ts';
+import type {
+  ClobOpenOrder,
+  ClobOrderV2,
+  ClobSide,
+  ClobSignatureType,
+  ClobTickSize,
+  ClobTrade,
+} from '../../adapters/pm-venue/port.ts';
 import {
   defaultKnobs,
   rateLimited,
@@ -75,7 +82,7 @@ import {
 
 // ------------------------------------------------------------------------------ public types
 
-export type ClobTickSize = '0.1' | '0.01' | '0.005' | '0.0025' | '0.001' | '0.0001';
+export type { ClobTickSize } from '../../adapters/pm-venue/port.ts';
 
 export interface ClobFakeToken {
   /** The ERC-1155 position id, as a decimal string. */
@@ -145,59 +152,9 @@ export interface ClobFakeKnobs extends FakeKnobs {
   forgetMatchedOrders: boolean;
 }
 
-/** `GET /data/order/{id}` and `/data/orders` items (clob-client-v2 `OpenOrder`). */
-export interface ClobOpenOrder {
-  id: Hex;
-  status: string;
-  owner: string;
-  maker_address: Address;
-  market: Hex;
-  asset_id: string;
-  side: ClobSide;
-  original_size: string;
-  size_matched: string;
-  price: string;
-  associate_trades: string[];
-  outcome: string;
-  created_at: number;
-  expiration: string;
-  order_type: string;
-}
-
-export interface ClobMakerOrder {
-  order_id: Hex;
-  owner: string;
-  maker_address: Address;
-  matched_amount: string;
-  price: string;
-  fee_rate_bps: string;
-  asset_id: string;
-  outcome: string;
-  side: ClobSide;
-}
-
-/** `GET /data/trades` items (clob-client-v2 `Trade`). */
-export interface ClobTrade {
-  id: string;
-  taker_order_id: Hex;
-  market: Hex;
-  asset_id: string;
-  side: ClobSide;
-  size: string;
-  fee_rate_bps: string;
-  price: string;
-  status: string;
-  match_time: string;
-  last_update: string;
-  outcome: string;
-  bucket_index: number;
-  owner: string;
-  maker_address: Address;
-  maker_orders: ClobMakerOrder[];
-  transaction_hash: string;
-  err_msg: string | null;
-  trader_side: 'TAKER' | 'MAKER';
-}
+// The CLOB's wire shapes of orders and trades are the adapter's (src/adapters/pm-venue/port.ts):
+// what the fake answers is what the adapter reads.
+export type { ClobMakerOrder, ClobOpenOrder, ClobTrade } from '../../adapters/pm-venue/port.ts';
 
 export interface ClobFake extends RunningFake<ClobFakeKnobs> {
   chainId: number;
