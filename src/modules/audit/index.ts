@@ -72,3 +72,4 @@ export function auditCall(
 }
 
 export { listAudit };
+export { deleteNetworkContextBefore } from './store.ts';

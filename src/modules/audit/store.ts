@@ -1,6 +1,7 @@
-import type { Generated, Insertable } from 'kysely';
-import type { DbExecutor } from '../../core/db/database.ts';
+import { sql, type Generated, type Insertable } from 'kysely';
+import type { Db, DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
+import { deleteInBatches, RETENTION_BATCH_SIZE } from '../../core/db/retention.ts';
 
 export interface AuditLogTable {
   seq: Generated<string>;
@@ -58,4 +59,15 @@ export async function listAudit(db: DbExecutor, accountId: string, limit: number
     .orderBy('audit_log.seq', 'desc')
     .limit(limit)
     .execute();
+}
+
+/** Retention: the network context beside audit facts older than `before` (the facts stay). */
+export function deleteNetworkContextBefore(db: Db, before: Date): Promise<number> {
+  return deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM network_context WHERE audit_id IN (
+        SELECT audit_id FROM network_context WHERE created_at < ${before} LIMIT ${RETENTION_BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
 }

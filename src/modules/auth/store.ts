@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
-import type { DbExecutor } from '../../core/db/database.ts';
+import type { Db, DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
+import { deleteInBatches, RETENTION_BATCH_SIZE } from '../../core/db/retention.ts';
 
 export interface SessionsTable {
   id: string;
@@ -90,4 +91,27 @@ export async function recordCredentialUse(
     VALUES (${use.credentialId}, ${use.accountId}, ${use.clientIp}, ${use.userAgent}, ${use.at}, ${use.at})
     ON CONFLICT (credential_id, client_ip, user_agent)
     DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, uses = credential_uses.uses + 1`.execute(db);
+}
+
+/** Retention: sign-in nonces that expired before `before`, in batches; returns how many. */
+export function deleteSiweNoncesExpiredBefore(db: Db, before: Date): Promise<number> {
+  return deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM siwe_nonces WHERE nonce IN (
+        SELECT nonce FROM siwe_nonces WHERE expires_at < ${before} LIMIT ${RETENTION_BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
+}
+
+/** Retention: the network context of credential uses not seen since `before`; returns how many. */
+export function deleteCredentialUsesSeenBefore(db: Db, before: Date): Promise<number> {
+  return deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM credential_uses WHERE (credential_id, client_ip, user_agent) IN (
+        SELECT credential_id, client_ip, user_agent FROM credential_uses
+        WHERE last_seen_at < ${before} LIMIT ${RETENTION_BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
 }

@@ -18,23 +18,34 @@ import {
 
 const HOURLY = 3600;
 
+/** An hourly sweep that deletes rows past their period and says how many, under `key`. */
+function hourlySweep(
+  name: string,
+  sweep: (deps: AppDeps) => Promise<number>,
+  said: string,
+  key = 'deleted',
+): AnyJobDefinition<AppDeps> {
+  return defineJob({
+    name,
+    every: HOURLY,
+    run: async (deps: AppDeps) => {
+      const count = await sweep(deps);
+      if (count > 0) deps.log.info({ [key]: count }, said);
+    },
+  });
+}
+
 export const housekeepingJobs: AnyJobDefinition<AppDeps>[] = [
-  defineJob({
-    name: 'housekeeping.idempotency_keys',
-    every: HOURLY,
-    run: async (deps: AppDeps) => {
-      const deleted = await purgeExpiredIdempotencyKeys(deps.db, deps.clock);
-      if (deleted > 0) deps.log.info({ deleted }, 'expired idempotency keys deleted');
-    },
-  }),
-  defineJob({
-    name: 'housekeeping.siwe_nonces',
-    every: HOURLY,
-    run: async (deps: AppDeps) => {
-      const deleted = await purgeExpiredSiweNonces(deps.db, deps.clock);
-      if (deleted > 0) deps.log.info({ deleted }, 'expired sign-in nonces deleted');
-    },
-  }),
+  hourlySweep(
+    'housekeeping.idempotency_keys',
+    (deps) => purgeExpiredIdempotencyKeys(deps.db, deps.clock),
+    'expired idempotency keys deleted',
+  ),
+  hourlySweep(
+    'housekeeping.siwe_nonces',
+    (deps) => purgeExpiredSiweNonces(deps.db, deps.clock),
+    'expired sign-in nonces deleted',
+  ),
   defineJob({
     name: 'housekeeping.network_context',
     every: HOURLY,
@@ -47,14 +58,11 @@ export const housekeepingJobs: AnyJobDefinition<AppDeps>[] = [
         deps.log.info({ deleted: usage }, 'venue credential use counts older than 8 days deleted');
     },
   }),
-  defineJob({
-    name: 'housekeeping.webhook_outbox',
-    every: HOURLY,
-    run: async (deps: AppDeps) => {
-      const deleted = await purgeWebhookOutbox(deps.db, deps.clock);
-      if (deleted > 0) deps.log.info({ deleted }, 'settled webhook outbox rows deleted');
-    },
-  }),
+  hourlySweep(
+    'housekeeping.webhook_outbox',
+    (deps) => purgeWebhookOutbox(deps.db, deps.clock),
+    'settled webhook outbox rows deleted',
+  ),
   defineJob({
     name: 'housekeeping.test_accounts',
     every: HOURLY,
@@ -63,23 +71,18 @@ export const housekeepingJobs: AnyJobDefinition<AppDeps>[] = [
       if (deleted.length > 0) deps.log.info({ deleted }, 'development test accounts deleted');
     },
   }),
-  defineJob({
-    name: 'housekeeping.webhook_envelopes',
-    every: HOURLY,
-    run: async (deps: AppDeps) => {
-      const compacted = await compactWebhookEnvelopes(deps.db, deps.clock);
-      if (compacted > 0) deps.log.info({ compacted }, 'webhook envelopes older than 90 days compacted');
-    },
-  }),
+  hourlySweep(
+    'housekeeping.webhook_envelopes',
+    (deps) => compactWebhookEnvelopes(deps.db, deps.clock),
+    'webhook envelopes older than 90 days compacted',
+    'compacted',
+  ),
   // Offboarding schedules these: objects first, then their rows.
-  defineJob({
-    name: 'housekeeping.statement_exports',
-    every: HOURLY,
-    run: async (deps: AppDeps) => {
-      const deleted = await purgeOffboardedStatementExports(deps.db, deps.objectStore);
-      if (deleted > 0) deps.log.info({ deleted }, 'statement exports of offboarded accounts deleted');
-    },
-  }),
+  hourlySweep(
+    'housekeeping.statement_exports',
+    (deps) => purgeOffboardedStatementExports(deps.db, deps.objectStore),
+    'statement exports of offboarded accounts deleted',
+  ),
   // Moves sealed values onto the newest sealing key (docs/operations.md, "Sealing keys").
   defineJob({
     name: 'sealing.reseal',

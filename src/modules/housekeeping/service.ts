@@ -1,23 +1,28 @@
 // Housekeeping: the retention rules of the spec's section 8 that have a period (decisions.md,
-// "Accounts and retention" and "Housekeeping"). One function per rule. Every rule is idempotent
-// (it deletes what is past its period, so a second run finds nothing) and works in batches of
-// `BATCH_SIZE` rows, each batch its own statement, so one run never holds many locks for long.
+// "Accounts and retention" and "Housekeeping"). One function per rule: housekeeping decides the
+// cutoff, the module that owns the table deletes its rows (auth, audit, pm, webhooks). Every rule
+// is idempotent (it deletes what is past its period, so a second run finds nothing) and works in
+// batches of `BATCH_SIZE` rows, each batch its own statement (src/core/db/retention.ts).
 // Time comes from the clock port. Idempotency keys (7 days) are purged by
 // purgeExpiredIdempotencyKeys in src/core/http/idempotency.ts and payment challenges by
 // purgePaymentChallenges in the feedback module; the job table (src/jobs.ts) runs them all.
 
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { ObjectStore } from '../../adapters/object-store/port.ts';
 import type { PurserEnv } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
 import { withTransaction } from '../../core/db/database.ts';
-import { compactEnvelopes } from '../webhooks/store.ts';
+import { RETENTION_BATCH_SIZE } from '../../core/db/retention.ts';
+import { deleteNetworkContextBefore } from '../audit/index.ts';
+import { deleteCredentialUsesSeenBefore, deleteSiweNoncesExpiredBefore } from '../auth/index.ts';
+import { deleteVenueCredentialNetworksSeenBefore, deleteVenueCredentialUsageBefore } from '../pm/index.ts';
+import { compactEnvelopes, deleteSettledDeliveriesBefore } from '../webhooks/index.ts';
 
 const DAY_MS = 86_400_000;
 
 /** Rows deleted per statement. */
-export const BATCH_SIZE = 1000;
+export const BATCH_SIZE = RETENTION_BATCH_SIZE;
 /** Expired sign-in nonces are kept this long after their expiry (for diagnosing failed sign-ins). */
 export const SIWE_NONCE_GRACE_MS = 1 * DAY_MS;
 /** Client IP and user agent of sign-ins, key uses and audit facts. */
@@ -38,74 +43,30 @@ function cutoff(clock: Clock, periodMs: number): Date {
   return new Date(clock.now().getTime() - periodMs);
 }
 
-/** Runs one batched DELETE … RETURNING 1 until a batch comes back short; returns the rows deleted. */
-async function deleteInBatches(db: Db, batch: () => RawBuilder<{ one: number }>): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const result = await batch().execute(db);
-    total += result.rows.length;
-    if (result.rows.length < BATCH_SIZE) return total;
-  }
-}
-
 /** SIWE nonces (valid 10 minutes, single use) whose expiry is more than a day past. */
-export async function purgeExpiredSiweNonces(db: Db, clock: Clock): Promise<number> {
-  const before = cutoff(clock, SIWE_NONCE_GRACE_MS);
-  return deleteInBatches(
-    db,
-    () => sql<{ one: number }>`
-      DELETE FROM siwe_nonces WHERE nonce IN (
-        SELECT nonce FROM siwe_nonces WHERE expires_at < ${before} LIMIT ${BATCH_SIZE})
-      RETURNING 1 AS one`,
-  );
+export function purgeExpiredSiweNonces(db: Db, clock: Clock): Promise<number> {
+  return deleteSiweNoncesExpiredBefore(db, cutoff(clock, SIWE_NONCE_GRACE_MS));
 }
 
 /**
  * Network context older than 90 days: `network_context` rows (beside audit facts, by created_at;
- * the audit facts themselves stay) and `credential_uses` rows not seen for 90 days.
+ * the audit facts themselves stay), `credential_uses` rows not seen for 90 days, and the client
+ * networks venue credentials were used from (the watch's "new network" memory).
  */
 export async function purgeNetworkContext(
   db: Db,
   clock: Clock,
 ): Promise<{ networkContext: number; credentialUses: number; venueCredentialNetworks: number }> {
   const before = cutoff(clock, NETWORK_CONTEXT_RETENTION_MS);
-  const networkContext = await deleteInBatches(
-    db,
-    () => sql<{ one: number }>`
-      DELETE FROM network_context WHERE audit_id IN (
-        SELECT audit_id FROM network_context WHERE created_at < ${before} LIMIT ${BATCH_SIZE})
-      RETURNING 1 AS one`,
-  );
-  const credentialUses = await deleteInBatches(
-    db,
-    () => sql<{ one: number }>`
-      DELETE FROM credential_uses WHERE (credential_id, client_ip, user_agent) IN (
-        SELECT credential_id, client_ip, user_agent FROM credential_uses
-        WHERE last_seen_at < ${before} LIMIT ${BATCH_SIZE})
-      RETURNING 1 AS one`,
-  );
-  // The client networks venue credentials were used from (the watch's "new network" memory).
-  const venueCredentialNetworks = await deleteInBatches(
-    db,
-    () => sql<{ one: number }>`
-      DELETE FROM venue_credential_networks WHERE (credential_id, network) IN (
-        SELECT credential_id, network FROM venue_credential_networks
-        WHERE last_seen_at < ${before} LIMIT ${BATCH_SIZE})
-      RETURNING 1 AS one`,
-  );
+  const networkContext = await deleteNetworkContextBefore(db, before);
+  const credentialUses = await deleteCredentialUsesSeenBefore(db, before);
+  const venueCredentialNetworks = await deleteVenueCredentialNetworksSeenBefore(db, before);
   return { networkContext, credentialUses, venueCredentialNetworks };
 }
 
 /** The per-minute use counts of venue credentials: the watch looks 24 hours back; kept 8 days. */
-export async function purgeVenueCredentialUsage(db: Db, clock: Clock): Promise<number> {
-  const before = cutoff(clock, VENUE_CREDENTIAL_USAGE_RETENTION_MS);
-  return deleteInBatches(
-    db,
-    () => sql<{ one: number }>`
-      DELETE FROM venue_credential_usage WHERE (credential_id, minute) IN (
-        SELECT credential_id, minute FROM venue_credential_usage WHERE minute < ${before} LIMIT ${BATCH_SIZE})
-      RETURNING 1 AS one`,
-  );
+export function purgeVenueCredentialUsage(db: Db, clock: Clock): Promise<number> {
+  return deleteVenueCredentialUsageBefore(db, cutoff(clock, VENUE_CREDENTIAL_USAGE_RETENTION_MS));
 }
 
 /**
@@ -113,17 +74,8 @@ export async function purgeVenueCredentialUsage(db: Db, clock: Clock): Promise<n
  * touched, and neither is `webhook_dead_letters`: a dead letter lives in that table apart from
  * the outbox and stays listed by GET /v1/webhooks/failures until the account is offboarded.
  */
-export async function purgeWebhookOutbox(db: Db, clock: Clock): Promise<number> {
-  const before = cutoff(clock, WEBHOOK_OUTBOX_RETENTION_MS);
-  return deleteInBatches(
-    db,
-    () => sql<{ one: number }>`
-      DELETE FROM webhook_deliveries WHERE id IN (
-        SELECT id FROM webhook_deliveries
-        WHERE state IN ('delivered', 'dead') AND settled_at < ${before}
-        LIMIT ${BATCH_SIZE})
-      RETURNING 1 AS one`,
-  );
+export function purgeWebhookOutbox(db: Db, clock: Clock): Promise<number> {
+  return deleteSettledDeliveriesBefore(db, cutoff(clock, WEBHOOK_OUTBOX_RETENTION_MS));
 }
 
 /**

@@ -13,3 +13,4 @@ export {
 } from './credentials.ts';
 export type { CredentialMaterial, UsageWatchSettings } from './types.ts';
 export { exportPositions } from './fills.ts';
+export { deleteVenueCredentialNetworksSeenBefore, deleteVenueCredentialUsageBefore } from './store.ts';

@@ -2,9 +2,10 @@
 // sealed material, their uses per minute and the client networks they were used from.
 
 import { sql, type Selectable } from 'kysely';
-import type { DbExecutor } from '../../core/db/database.ts';
+import type { Db, DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 import type { PmVenue } from '../../adapters/pm-venue/port.ts';
+import { deleteInBatches, RETENTION_BATCH_SIZE } from '../../core/db/retention.ts';
 
 export type CredentialFlow = 'hosted' | 'client_signed';
 
@@ -219,4 +220,27 @@ export async function stampUse(
     .returning('id')
     .executeTakeFirst();
   return stamped !== undefined;
+}
+
+/** Retention: the client networks venue credentials were used from, not seen since `before`. */
+export function deleteVenueCredentialNetworksSeenBefore(db: Db, before: Date): Promise<number> {
+  return deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM venue_credential_networks WHERE (credential_id, network) IN (
+        SELECT credential_id, network FROM venue_credential_networks
+        WHERE last_seen_at < ${before} LIMIT ${RETENTION_BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
+}
+
+/** Retention: the per-minute use counts of venue credentials before `before`. */
+export function deleteVenueCredentialUsageBefore(db: Db, before: Date): Promise<number> {
+  return deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM venue_credential_usage WHERE (credential_id, minute) IN (
+        SELECT credential_id, minute FROM venue_credential_usage WHERE minute < ${before} LIMIT ${RETENTION_BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
 }

@@ -10,7 +10,7 @@ export {
   type WebhookDispatcher,
   type WebhookDispatcherParameters,
 } from './dispatcher.ts';
-export { deliveryBacklog } from './store.ts';
+export { compactEnvelopes, deleteSettledDeliveriesBefore, deliveryBacklog } from './store.ts';
 export { deliveryBody, signatureHeader, ATTEMPT_HEADER, EVENT_ID_HEADER, SIGNATURE_HEADER } from './send.ts';
 export { ensureSecret, listFailures, setEndpoint, vetDestination, type WebhookSettings } from './service.ts';
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { sql, type ColumnType, type Generated } from 'kysely';
-import type { DbExecutor } from '../../core/db/database.ts';
+import type { Db, DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
+import { deleteInBatches, RETENTION_BATCH_SIZE } from '../../core/db/retention.ts';
 
 type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>;
 
@@ -216,4 +217,20 @@ export async function deliveryBacklog(
     FROM webhook_deliveries WHERE state = 'pending'`.execute(db);
   const row = rows.rows[0];
   return { pending: Number(row?.n ?? 0), oldestSeconds: Math.max(0, row?.oldest ?? 0) };
+}
+
+/**
+ * Retention: outbox rows settled (delivered or dead) before `before`. Pending rows are never
+ * touched, and neither are dead letters (their own table).
+ */
+export function deleteSettledDeliveriesBefore(db: Db, before: Date): Promise<number> {
+  return deleteInBatches(
+    db,
+    () => sql<{ one: number }>`
+      DELETE FROM webhook_deliveries WHERE id IN (
+        SELECT id FROM webhook_deliveries
+        WHERE state IN ('delivered', 'dead') AND settled_at < ${before}
+        LIMIT ${RETENTION_BATCH_SIZE})
+      RETURNING 1 AS one`,
+  );
 }
