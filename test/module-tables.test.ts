@@ -81,8 +81,6 @@ const STILL_CROSSING = [
   'executor -> intents',
   'housekeeping -> accounts',
   'housekeeping -> statement_exports',
-  'housekeeping -> venue_credentials',
-  'housekeeping -> webhook_endpoints',
   'keys -> credential_uses',
   'pm -> ledger_entries',
   'pm -> ledger_groups',

@@ -113,6 +113,24 @@ export class SealingKeyring {
   currentPrefix(): string {
     return `${FORMAT}.${this.currentId}.`;
   }
+
+  /** `sealed` opened and sealed again with the current key; null when no key of the ring opens it. */
+  reseal(context: string, sealed: string): string | null {
+    let plaintext: string;
+    try {
+      plaintext = this.open(context, sealed);
+    } catch {
+      return null;
+    }
+    return this.seal(context, plaintext);
+  }
+}
+
+/** What one re-seal pass over a kind of sealed value did. */
+export interface ResealCount {
+  resealed: number;
+  /** Values no key of the ring opens (left untouched). */
+  unopenable: number;
 }
 
 const rings = new WeakMap<object, SealingKeyring>();

@@ -14,3 +14,4 @@ export {
 export type { CredentialMaterial, UsageWatchSettings } from './types.ts';
 export { exportPositions } from './fills.ts';
 export { deleteVenueCredentialNetworksSeenBefore, deleteVenueCredentialUsageBefore } from './store.ts';
+export { resealVenueCredentials } from './reseal.ts';

@@ -16,3 +16,4 @@ export { ensureSecret, listFailures, setEndpoint, vetDestination, type WebhookSe
 
 /** GET /v1/events and the webhook endpoints, for the route table. */
 export const webhooksRoutes: RouteDefinition[] = [...eventsRoutes, ...webhookRoutes];
+export { resealWebhookSecrets } from './reseal.ts';
