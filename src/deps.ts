@@ -81,3 +81,9 @@ declare module './core/http/route-table.ts' {
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- widens the core's interface
   interface RouteDeps extends AppDeps {}
 }
+
+declare module './core/settings.ts' {
+  /** What the core declares it reads is the whole configuration here. */
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- widens the core's interface
+  interface CoreConfig extends Config {}
+}

@@ -22,6 +22,7 @@ import { paymentsJobs } from './modules/payments/jobs.ts';
 import { pmJobs } from './modules/pm/jobs.ts';
 import { policiesJobs } from './modules/policies/jobs.ts';
 import { rebalancesJobs } from './modules/rebalances/jobs.ts';
+import { lifecycleJobs } from './lifecycle/jobs.ts';
 import { settlementEffects } from './settlement-effects.ts';
 
 export { CHAIN_RECONCILE_JOB, CHAIN_WATCH_JOB } from './modules/chainwatch/jobs.ts';
@@ -33,6 +34,7 @@ export const jobTable: AnyJobDefinition<AppDeps>[] = [
   ...rebalancesJobs,
   ...executorJobs,
   ...housekeepingJobs,
+  ...lifecycleJobs,
   ...feedbackJobs,
   ...pmJobs,
   ...policiesJobs,

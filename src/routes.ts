@@ -3,7 +3,7 @@
 // /v1/dev/ come through the devnet's door (src/devnet/door.ts), in development only.
 
 import type { RouteDefinition } from './core/http/route-table.ts';
-import { accountRoutes } from './modules/account/routes.ts';
+import { accountRoutes } from './lifecycle/routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
 import { chainwatchRoutes } from './modules/chainwatch/index.ts';
 import { autoTopupRoutes } from './modules/billing/auto-topup-routes.ts';

@@ -1,7 +1,7 @@
 // Imports point down the layers of the architecture: a module never imports the files that
-// compose the modules (the route table, the jobs, the settlement effects), no import circle runs
-// anywhere (feedback pays through billing, never the reverse), and the devnet comes in through its
-// one door (src/devnet/door.ts), which the runtime imports dynamically in development only.
+// compose the modules (the route table, the jobs, the settlement effects, the account's life
+// cycle), the core imports nothing above it, no import circle runs anywhere (feedback pays through
+// billing, never the reverse), and the devnet comes in through its one door (src/devnet/door.ts), which the runtime imports dynamically in development only.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -10,6 +10,8 @@ import { describe, expect, it } from 'vitest';
 const ROOT = new URL('../', import.meta.url).pathname;
 const SRC = join(ROOT, 'src');
 const COMPOSITION = ['src/routes.ts', 'src/jobs.ts', 'src/settlement-effects.ts'];
+/** What composes the modules into an account's life cycle: export, offboarding, purge. */
+const LIFECYCLE = 'src/lifecycle/';
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -81,10 +83,22 @@ describe('module layers', () => {
   it('no module imports the files that compose the modules', () => {
     const upward = [...graph.entries()].flatMap(([file, targets]) =>
       file.startsWith('src/modules/')
-        ? targets.filter((t) => COMPOSITION.includes(t)).map((t) => `${file} -> ${t}`)
+        ? targets
+            .filter((t) => COMPOSITION.includes(t) || t.startsWith(LIFECYCLE))
+            .map((t) => `${file} -> ${t}`)
         : [],
     );
     expect(upward).toEqual([]);
+  });
+
+  it('the core imports nothing outside the core: not the configuration, no module, no adapter', () => {
+    const outward = [...graph.entries()].flatMap(([file, targets]) =>
+      file.startsWith('src/core/')
+        ? targets.filter((t) => !t.startsWith('src/core/')).map((t) => `${file} -> ${t}`)
+        : [],
+    );
+    expect(outward).toEqual([]);
+    expect(graph.get('src/core/http/route-table.ts')).toContain('src/core/settings.ts');
   });
 
   it('no import circle runs anywhere in the source tree', () => {

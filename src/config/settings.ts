@@ -3,7 +3,9 @@
 
 import { type PmRateLanes } from '../modules/ratelanes/lanes.ts';
 
-export type PurserEnv = 'development' | 'production';
+import type { PurserEnv } from '../core/settings.ts';
+
+export type { PurserEnv };
 
 /** Polymarket's contracts on the prediction-market chain (protocols.md 8.2, 8.4). */
 export interface PmContracts {

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
-import type { Config } from '../../config.ts';
+import type { DatabaseSettings } from '../settings.ts';
 import type { Database } from './schema.ts';
 import { isAlive } from '../process.ts';
 import { prepareStatementsOn } from './prepared.ts';
@@ -43,7 +43,7 @@ export interface OpenDatabaseOptions {
 
 /** Opens PostgreSQL when DATABASE_URL is set, else the embedded PGlite database (development only). */
 export async function openDatabase(
-  config: Config,
+  config: DatabaseSettings,
   options: OpenDatabaseOptions = {},
 ): Promise<DatabaseHandle> {
   if (config.databaseUrl) return openPostgres(config.databaseUrl, config.databasePoolSize, options);

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../config.ts';
+import type { PurserEnv } from '../settings.ts';
 import { isDatabaseUnavailable } from '../db/database.ts';
 import { AppError } from '../errors/app-error.ts';
 import { ERROR_CODES, type ErrorCode, type NextStep } from '../errors/codes.ts';
@@ -14,7 +14,11 @@ import { noteErrorCode } from './request-log.ts';
  * default next steps, the environment (development-only routes) and the chain top-ups pay on.
  * A bare public URL renders as production (no development-only step).
  */
-export type ErrorRenderConfig = Pick<Config, 'publicUrl' | 'env'> & { payments: { chainId: number } };
+export interface ErrorRenderConfig {
+  publicUrl: string;
+  env: PurserEnv;
+  payments: { chainId: number };
+}
 type RenderTarget = string | ErrorRenderConfig;
 
 const CHAIN_NAMES: Record<number, string> = { 8453: 'Base', 84532: 'Base Sepolia', 137: 'Polygon' };

@@ -1,3 +1,4 @@
+import type { AccountPart } from '../account-part.ts';
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { canonicalJson } from '../canonical-json.ts';
@@ -271,3 +272,16 @@ export async function purgeExpiredIdempotencyKeys(db: Db, clock: Clock): Promise
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Stored responses belong to the account their scope names (src/core/account-part.ts). */
+export const idempotencyAccountPart: AccountPart = {
+  module: 'core',
+  tables: [
+    {
+      table: 'idempotency_keys',
+      column: 'scope',
+      exported: { omitted: 'responses stored 7 days for replay; what they changed is exported' },
+      offboard: 'kept',
+    },
+  ],
+};

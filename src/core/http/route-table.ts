@@ -3,7 +3,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
-import type { Config } from '../../config.ts';
+import type { CoreConfig } from '../settings.ts';
 import type { ErrorCode } from '../errors/codes.ts';
 import type { Clock } from '../clock.ts';
 import type { Db, DbExecutor, Tx } from '../db/database.ts';
@@ -88,7 +88,7 @@ export interface Authenticator {
  * (`AppDeps` in src/deps.ts), so handlers see them without the core importing the layers above.
  */
 export interface RouteDeps {
-  config: Config;
+  config: CoreConfig;
   db: Db;
   clock: Clock;
   authenticator: Authenticator;

@@ -56,3 +56,43 @@ export async function findOrCreateAccount(
   if (!existing) throw new Error('account vanished between insert and read');
   return { account: existing, created: false };
 }
+
+/** The account's row, locked for the caller's transaction. */
+export async function lockAccount(tx: DbExecutor, id: string): Promise<AccountRow | undefined> {
+  return tx.selectFrom('accounts').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** Offboarding: the contact is scrubbed and the account marked retired at `now`. */
+export async function retireAccount(tx: DbExecutor, id: string, now: Date): Promise<void> {
+  await tx.updateTable('accounts').set({ contact: null, offboarded_at: now }).where('id', '=', id).execute();
+}
+
+/** Development test-fixture accounts created before `before`, oldest first; `lock` re-reads one under a row lock. */
+export async function testAccountsCreatedBefore(
+  db: DbExecutor,
+  before: Date,
+  limit: number,
+  lock?: { id: string },
+): Promise<string[]> {
+  let q = db
+    .selectFrom('accounts')
+    .select('id')
+    .where('is_test_fixture', '=', true)
+    .where('created_at', '<', before)
+    .orderBy('created_at')
+    .limit(limit);
+  if (lock) q = q.where('id', '=', lock.id).forUpdate();
+  return (await q.execute()).map((r) => r.id);
+}
+
+/** Those of `ids` whose account was offboarded. */
+export async function offboardedAmong(db: DbExecutor, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('id', 'in', ids)
+    .where('offboarded_at', 'is not', null)
+    .execute();
+  return rows.map((r) => r.id);
+}

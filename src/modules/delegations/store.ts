@@ -233,3 +233,15 @@ export async function newestValidDelegation(
     .executeTakeFirst();
   return found?.id ?? null;
 }
+
+/** Open (prepared or active) delegations of the account, oldest first; `lock` holds them for the caller's transaction. */
+export async function openDelegations(db: DbExecutor, accountId: string, lock = false) {
+  const q = db
+    .selectFrom('delegations')
+    .select(['id', 'wallet', 'kernel_nonce'])
+    .where('account_id', '=', accountId)
+    .where('status', 'in', ['prepared', 'active'])
+    .orderBy('created_at')
+    .orderBy('id');
+  return (lock ? q.forUpdate() : q).execute();
+}

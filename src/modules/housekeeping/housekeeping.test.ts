@@ -1,7 +1,5 @@
 // Housekeeping: each retention rule deletes exactly the rows past their period and keeps the
-// rest; the test-account sweep deletes a development fixture account with everything it owns and
-// leaves a normal account of the same age alone; running any rule twice is harmless. Time moves
-// with a ManualClock, never by sleeping.
+// rest; running any rule twice is harmless. Time moves with a ManualClock, never by sleeping.
 
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,28 +8,13 @@ import { withTransaction } from '../../core/db/database.ts';
 import type { Job } from '../../core/jobs/index.ts';
 import { jobHandlers, jobSchedules } from '../../jobs.ts';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
-import {
-  bearer,
-  createAccount,
-  createAccountWithSession,
-  createKey,
-  createSession,
-  randomAddress,
-  type AccountWithSession,
-} from '../../../test/support/identity.ts';
+import { bearer, createAccount, createSession, randomAddress } from '../../../test/support/identity.ts';
 import { recordAudit } from '../audit/index.ts';
 import { issueChallenge } from '../auth/service.ts';
 import { recordCredentialUse } from '../auth/store.ts';
 import { emitEvent } from '../events/index.ts';
-import { postGroup, prepaidAccount, transfer, TREASURY, USD } from '../ledger/index.ts';
 import { upsertEndpointUrl } from '../webhooks/store.ts';
-import {
-  ACCOUNT_OWNED_TABLES,
-  purgeExpiredSiweNonces,
-  purgeNetworkContext,
-  purgeTestAccounts,
-  purgeWebhookOutbox,
-} from './index.ts';
+import { purgeExpiredSiweNonces, purgeNetworkContext, purgeWebhookOutbox } from './index.ts';
 
 const DAY_MS = 86_400_000;
 const clock = new ManualClock('2026-06-01T00:00:00.000Z');
@@ -59,16 +42,6 @@ async function countWhere(table: string, column: string, value: string): Promise
   return Number(r.rows[0]?.n ?? 0);
 }
 
-/** Rows the account owns in every account-owned table, plus its ledger entries and its row. */
-async function footprint(accountId: string): Promise<Record<string, number>> {
-  const counts: Record<string, number> = {};
-  for (const { table, column } of ACCOUNT_OWNED_TABLES)
-    counts[table] = await countWhere(table, column, accountId);
-  counts['ledger_entries'] = await countWhere('ledger_entries', 'ledger_account', prepaidAccount(accountId));
-  counts['accounts'] = await countWhere('accounts', 'id', accountId);
-  return counts;
-}
-
 describe('job table', () => {
   it('registers every housekeeping rule as an hourly job', () => {
     const handlers = jobHandlers(t.deps);
@@ -82,14 +55,6 @@ describe('job table', () => {
       expect(handlers[name], name).toBeTypeOf('function');
       expect(jobSchedules.find((s) => s.jobName === name)?.everySeconds, name).toBe(3600);
     }
-  });
-
-  it('knows every table with an account_id column', async () => {
-    const r = await sql<{ table_name: string }>`
-      SELECT DISTINCT table_name FROM information_schema.columns
-      WHERE column_name = 'account_id' AND table_schema = current_schema()`.execute(t.db.db);
-    const known = new Set(ACCOUNT_OWNED_TABLES.map((x) => x.table));
-    expect(r.rows.map((row) => row.table_name).filter((name) => !known.has(name))).toEqual([]);
   });
 });
 
@@ -218,103 +183,5 @@ describe('webhook outbox', () => {
     expect(await purgeWebhookOutbox(t.db.db, clock)).toBe(0);
     await runJob('housekeeping.webhook_outbox');
     expect(await countWhere('webhook_deliveries', 'account_id', accountId)).toBe(2);
-  });
-});
-
-describe('development test accounts', () => {
-  /** An account with a session, a key, a policy (its event, audit fact and stored idempotent
-   * response), an event, an audit fact with network context, a credential use, a webhook
-   * endpoint and delivery, and a ledger group with its prepaid balance. */
-  async function populated(isTestFixture: boolean): Promise<AccountWithSession> {
-    const account = await createAccountWithSession(t.db.db, { now: clock.now(), isTestFixture });
-    const { accountId } = account;
-    const key = await createKey(t.db.db, accountId, { now: clock.now(), scopes: ['write'] });
-    await recordCredentialUse(t.db.db, {
-      credentialId: key.id,
-      accountId,
-      clientIp: network.clientIp,
-      userAgent: network.userAgent,
-      at: clock.now(),
-    });
-    await upsertEndpointUrl(t.db.db, accountId, 'https://receiver.example/hook', clock.now());
-    const res = await t.app.fastify.inject({
-      method: 'PUT',
-      url: '/v1/policies',
-      headers: { ...bearer(account.sessionToken), 'idempotency-key': `policy-${accountId}` },
-      payload: { version: 1, wallet: randomAddress(), chain_id: 8453 },
-    });
-    expect(res.statusCode, res.body).toBeLessThan(300);
-    await withTransaction(t.db.db, async (tx) => {
-      await emitEvent(tx, clock, { accountId, kind: 'test.created', payload: {} });
-      await recordAudit(tx, clock, { accountId, actor: 'system', action: 'test.created', network });
-      const booked = await postGroup(tx, clock, {
-        settlementId: `topup:${accountId}`,
-        accountId,
-        kind: 'topup',
-        entries: transfer(TREASURY, prepaidAccount(accountId), USD, 5_000_000n),
-      });
-      expect(booked.ok).toBe(true);
-    });
-    return account;
-  }
-
-  it('deletes fixture accounts older than 7 days with everything they own, nothing else', async () => {
-    const fixture = await populated(true);
-    const normal = await populated(false);
-    clock.advance(DAY_MS);
-    const youngFixture = await populated(true);
-
-    const before = await footprint(fixture.accountId);
-    for (const table of [
-      'sessions',
-      'api_keys',
-      'policies',
-      'events',
-      'audit_log',
-      'network_context',
-      'credential_uses',
-      'idempotency_keys',
-      'webhook_endpoints',
-      'webhook_deliveries',
-      'ledger_groups',
-      'ledger_entries',
-      'prepaid_balances',
-      'accounts',
-    ])
-      expect(before[table], table).toBeGreaterThan(0);
-    const normalBefore = await footprint(normal.accountId);
-    const youngBefore = await footprint(youngFixture.accountId);
-
-    // Not yet 7 days old: nothing goes.
-    clock.advance(6 * DAY_MS - 1);
-    expect(await purgeTestAccounts(t.db.db, clock, 'development')).toEqual([]);
-
-    clock.advance(2);
-    // Never outside development.
-    expect(await purgeTestAccounts(t.db.db, clock, 'production')).toEqual([]);
-    expect(await footprint(fixture.accountId)).toEqual(before);
-
-    expect(await purgeTestAccounts(t.db.db, clock, 'development')).toEqual([fixture.accountId]);
-    const after = await footprint(fixture.accountId);
-    expect(Object.entries(after).filter(([, n]) => n > 0)).toEqual([]);
-    expect(await footprint(normal.accountId)).toEqual(normalBefore);
-    expect(await footprint(youngFixture.accountId)).toEqual(youngBefore);
-
-    // The append-only guards are back in force outside the sweep's transaction.
-    await expect(
-      sql`DELETE FROM events WHERE account_id = ${normal.accountId}`.execute(t.db.db),
-    ).rejects.toThrow(/append-only/);
-
-    // Running again is harmless.
-    expect(await purgeTestAccounts(t.db.db, clock, 'development')).toEqual([]);
-    await runJob('housekeeping.test_accounts');
-    expect(await footprint(normal.accountId)).toEqual(normalBefore);
-    expect(await footprint(youngFixture.accountId)).toEqual(youngBefore);
-
-    // The younger fixture goes once it is 7 days old, through the scheduled job.
-    clock.advance(DAY_MS);
-    await runJob('housekeeping.test_accounts');
-    expect((await footprint(youngFixture.accountId))['accounts']).toBe(0);
-    expect(await footprint(normal.accountId)).toEqual(normalBefore);
   });
 });

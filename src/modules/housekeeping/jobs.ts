@@ -10,16 +10,14 @@ import {
   compactWebhookEnvelopes,
   purgeExpiredSiweNonces,
   purgeNetworkContext,
-  purgeOffboardedStatementExports,
-  purgeTestAccounts,
   purgeVenueCredentialUsage,
   purgeWebhookOutbox,
 } from './service.ts';
 
-const HOURLY = 3600;
+export const HOURLY = 3600;
 
 /** An hourly sweep that deletes rows past their period and says how many, under `key`. */
-function hourlySweep(
+export function hourlySweep(
   name: string,
   sweep: (deps: AppDeps) => Promise<number>,
   said: string,
@@ -63,25 +61,11 @@ export const housekeepingJobs: AnyJobDefinition<AppDeps>[] = [
     (deps) => purgeWebhookOutbox(deps.db, deps.clock),
     'settled webhook outbox rows deleted',
   ),
-  defineJob({
-    name: 'housekeeping.test_accounts',
-    every: HOURLY,
-    run: async (deps: AppDeps) => {
-      const deleted = await purgeTestAccounts(deps.db, deps.clock, deps.config.env);
-      if (deleted.length > 0) deps.log.info({ deleted }, 'development test accounts deleted');
-    },
-  }),
   hourlySweep(
     'housekeeping.webhook_envelopes',
     (deps) => compactWebhookEnvelopes(deps.db, deps.clock),
     'webhook envelopes older than 90 days compacted',
     'compacted',
-  ),
-  // Offboarding schedules these: objects first, then their rows.
-  hourlySweep(
-    'housekeeping.statement_exports',
-    (deps) => purgeOffboardedStatementExports(deps.db, deps.objectStore),
-    'statement exports of offboarded accounts deleted',
   ),
   // Moves sealed values onto the newest sealing key (docs/operations.md, "Sealing keys").
   defineJob({

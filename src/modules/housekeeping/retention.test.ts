@@ -23,12 +23,9 @@ import { jobHandlers, jobSchedules } from '../../jobs.ts';
 import { emitEvent } from '../events/index.ts';
 import { createWebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { envelopeHash } from '../webhooks/store.ts';
-import { buildAccountExport } from '../account/export.ts';
-import {
-  compactWebhookEnvelopes,
-  purgeOffboardedStatementExports,
-  WEBHOOK_ENVELOPE_RETENTION_MS,
-} from './index.ts';
+import { buildAccountExport } from '../../lifecycle/export.ts';
+import { purgeOffboardedStatementExports } from '../../lifecycle/purge.ts';
+import { compactWebhookEnvelopes, WEBHOOK_ENVELOPE_RETENTION_MS } from './index.ts';
 
 const DAY_MS = 86_400_000;
 const clock = new ManualClock('2026-07-01T00:00:00.000Z');

@@ -14,6 +14,11 @@ export {
 } from './generate.ts';
 export { openStatementExport } from './download.ts';
 export { parseStatementPeriod, type StatementPeriod } from './period.ts';
-export { listStatementExportKeys, type StatementFormat } from './store.ts';
+export {
+  accountsWithStatementExports,
+  deleteStatementExportsOf,
+  listStatementExportKeys,
+  type StatementFormat,
+} from './store.ts';
 export type { StatementSummary } from './content.ts';
 export { statementsRoutes } from './routes.ts';

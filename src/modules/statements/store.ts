@@ -1,6 +1,7 @@
 // The statements module's table (migration 0014): which account generated which stored export.
 // The ledger rows a statement reads belong to the ledger module and are only read (query.ts).
 
+import type { ObjectStore } from '../../adapters/object-store/port.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 
@@ -102,4 +103,54 @@ export async function listStatementExportKeys(
     .limit(limit)
     .execute();
   return rows.map((r) => r.object_key);
+}
+
+/** Accounts with statement exports, by id after `after` (null: from the first), at most `limit`. */
+export async function accountsWithStatementExports(
+  db: DbExecutor,
+  after: string | null,
+  limit: number,
+): Promise<string[]> {
+  let q = db
+    .selectFrom('statement_exports')
+    .select('account_id')
+    .distinct()
+    .orderBy('account_id')
+    .limit(limit);
+  if (after !== null) q = q.where('account_id', '>', after);
+  return (await q.execute()).map((r) => r.account_id);
+}
+
+/**
+ * Deletes the account's statement exports: each object from the object store first, then its row,
+ * so a failure leaves the row for the next run (never an unlisted object). Objects are keyed by
+ * account (`statements/<account_id>/…`), so no other account's export is touched. Works in
+ * batches of `batch`; returns the rows deleted.
+ */
+export async function deleteStatementExportsOf(
+  db: DbExecutor,
+  objectStore: ObjectStore,
+  accountId: string,
+  batch: number,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const rows = await db
+      .selectFrom('statement_exports')
+      .select(['content_hash', 'object_key'])
+      .where('account_id', '=', accountId)
+      .orderBy('content_hash')
+      .limit(batch)
+      .execute();
+    for (const row of rows) {
+      await objectStore.delete(row.object_key);
+      const deleted = await db
+        .deleteFrom('statement_exports')
+        .where('account_id', '=', accountId)
+        .where('content_hash', '=', row.content_hash)
+        .executeTakeFirst();
+      total += Number(deleted.numDeletedRows);
+    }
+    if (rows.length < batch) return total;
+  }
 }

@@ -19,15 +19,15 @@ import {
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.ts';
-import { expectErrorBody } from '../../../test/support/error-body.ts';
+import { createTestApp, type TestApp } from '../../test/support/app.ts';
+import { expectErrorBody } from '../../test/support/error-body.ts';
 import {
   bearer,
   createAccount,
   createKey,
   createSession,
   randomAddress,
-} from '../../../test/support/identity.ts';
+} from '../../test/support/identity.ts';
 import {
   newPayer,
   PAYMENTS_CHAIN,
@@ -35,22 +35,23 @@ import {
   signAuthorization,
   type Payer,
   type PaymentsSetup,
-} from '../../../test/support/payments.ts';
-import { chainDefinition } from '../../adapters/chain/viem.ts';
-import { testConfig } from '../../config.ts';
-import { ManualClock } from '../../core/clock.ts';
-import { withTransaction } from '../../core/db/database.ts';
-import { newId } from '../../core/ids.ts';
-import type { Job } from '../../core/jobs/index.ts';
-import { devnetChain } from '../../devnet/devnet.ts';
-import { jobHandlers } from '../../jobs.ts';
-import { hashToken } from '../auth/tokens.ts';
-import { insertArrows } from '../billing/auto-topup-store.ts';
-import { CANCEL_AUTHORIZATION_TYPES } from '../billing/auto-topup.ts';
-import { creditPrepaid } from '../billing/prepaid.ts';
-import { kernelAbi } from '../delegations/kernel.ts';
-import { emitEvent } from '../events/index.ts';
+} from '../../test/support/payments.ts';
+import { chainDefinition } from '../adapters/chain/viem.ts';
+import { testConfig } from '../config.ts';
+import { ManualClock } from '../core/clock.ts';
+import { withTransaction } from '../core/db/database.ts';
+import { newId } from '../core/ids.ts';
+import type { Job } from '../core/jobs/index.ts';
+import { devnetChain } from '../devnet/devnet.ts';
+import { jobHandlers } from '../jobs.ts';
+import { hashToken } from '../modules/auth/tokens.ts';
+import { insertArrows } from '../modules/billing/auto-topup-store.ts';
+import { CANCEL_AUTHORIZATION_TYPES } from '../modules/billing/auto-topup.ts';
+import { creditPrepaid } from '../modules/billing/prepaid.ts';
+import { kernelAbi } from '../modules/delegations/kernel.ts';
+import { emitEvent } from '../modules/events/index.ts';
 import { buildAccountExport } from './export.ts';
+import { accountParts } from './parts.ts';
 import type { OffboardResult } from './offboard.ts';
 
 const devnet = inject('devnet');
@@ -333,6 +334,18 @@ async function footprint(accountId: string) {
   };
 }
 
+/** The account's rows in each table a module's part declares (src/lifecycle/parts.ts). */
+async function tableRows(accountId: string): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const part of accountParts())
+    for (const { table, column } of part.tables) {
+      const r = await sql<{ n: string }>`
+        SELECT count(*) AS n FROM ${sql.table(table)} WHERE ${sql.ref(column)} = ${accountId}`.execute(db());
+      counts[table] = Number(r.rows[0]?.n ?? 0);
+    }
+  return counts;
+}
+
 const runJob = (name: string) =>
   jobHandlers(t.deps)[name]!({} as Job, {
     attempt: 1,
@@ -344,6 +357,7 @@ let mine: Seeded;
 let theirs: Seeded;
 let theirsBefore: Awaited<ReturnType<typeof footprint>>;
 let before: Awaited<ReturnType<typeof footprint>>;
+let rowsBefore: Record<string, number>;
 let result: OffboardResult;
 let resultText: string;
 const IDEMPOTENCY_KEY = 'offboard-1';
@@ -357,6 +371,7 @@ describe('POST /v1/account/offboard', () => {
       emitEvent(tx, clock, { accountId: mine.accountId, kind: 'test.pending', payload: {} }),
     );
     before = await footprint(mine.accountId);
+    rowsBefore = await tableRows(mine.accountId);
     theirsBefore = await footprint(theirs.accountId);
   });
 
@@ -597,6 +612,25 @@ describe('POST /v1/account/offboard', () => {
       'delegation.revoked',
       'delegation.revoked',
     ]);
+  });
+
+  it("does to each module's rows what its part declares", async () => {
+    const after = await tableRows(mine.accountId);
+    const fates = accountParts().flatMap((part) => part.tables);
+    for (const { table, offboard } of fates) {
+      if (offboard === 'removed') expect(after[table], table).toBe(0);
+      if (offboard === 'kept') expect(after[table], table).toBeGreaterThanOrEqual(rowsBefore[table]!);
+      if (offboard === 'scheduled') expect(after[table], table).toBe(rowsBefore[table]);
+    }
+    // The seed has rows where it matters: the declarations were put to the test.
+    for (const table of [
+      'webhook_dead_letters',
+      'webhook_endpoints',
+      'statement_exports',
+      'ledger_groups',
+      'events',
+    ])
+      expect(rowsBefore[table], table).toBeGreaterThan(0);
   });
 
   it('leaves an export without any secret, and the sweep deletes the statement exports', async () => {

@@ -6,26 +6,29 @@
 // stay; statement exports are deleted by the housekeeping sweep. See docs/decisions.md,
 // "Offboarding".
 
-import { zeroAccountCredentials } from '../pm/index.ts';
-import { actorName } from '../../core/http/actor.ts';
+import { zeroAccountCredentials } from '../modules/pm/index.ts';
+import { actorName } from '../core/http/actor.ts';
 import { getAddress } from 'viem';
-import type { Clock } from '../../core/clock.ts';
-import type { Db, DbExecutor } from '../../core/db/database.ts';
-import { AppError, invalidRequest } from '../../core/errors/app-error.ts';
-import type { Actor } from '../../core/http/actor.ts';
-import type { Deadline } from '../../core/http/deadline.ts';
-import type { Scope } from '../../core/http/route-table.ts';
-import type { AppDeps } from '../../deps.ts';
-import { recordAudit } from '../audit/index.ts';
-import { notifyCredentialChanged } from '../auth/credential-cache.ts';
-import { ipAllowed, keyMeetsRule } from '../auth/scopes.ts';
-import { findKeyForAuth, findSessionForAuth } from '../auth/store.ts';
-import { hashToken, sameHash, tokenKind } from '../auth/tokens.ts';
-import { arrowCancellation, listReadyArrowTokens, removeReadyArrows } from '../billing/auto-topup.ts';
-import { revocationNonce, revoke } from '../delegations/service.ts';
-import { findDelegation } from '../delegations/store.ts';
-import { emitEvent } from '../events/index.ts';
-import { retireAccountWebhooks } from '../webhooks/store.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Db, DbExecutor } from '../core/db/database.ts';
+import { AppError, invalidRequest } from '../core/errors/app-error.ts';
+import type { Actor } from '../core/http/actor.ts';
+import type { Deadline } from '../core/http/deadline.ts';
+import type { Scope } from '../core/http/route-table.ts';
+import type { AppDeps } from '../deps.ts';
+import { recordAudit } from '../modules/audit/index.ts';
+import { notifyCredentialChanged } from '../modules/auth/credential-cache.ts';
+import { ipAllowed, keyMeetsRule } from '../modules/auth/scopes.ts';
+import { revokeAccountSessions } from '../modules/auth/account-part.ts';
+import { findKeyForAuth, findSessionForAuth } from '../modules/auth/store.ts';
+import { hashToken, sameHash, tokenKind } from '../modules/auth/tokens.ts';
+import { arrowCancellation, listReadyArrowTokens, removeReadyArrows } from '../modules/billing/auto-topup.ts';
+import { revocationNonce, revoke } from '../modules/delegations/service.ts';
+import { findDelegation, openDelegations } from '../modules/delegations/store.ts';
+import { findAccountById, lockAccount, retireAccount } from '../modules/account/store.ts';
+import { revokeAccountKeys } from '../modules/keys/account-part.ts';
+import { emitEvent } from '../modules/events/index.ts';
+import { retireAccountWebhooks } from '../modules/webhooks/store.ts';
 
 export const OFFBOARD_REASON_MAX = 300;
 export const OFFBOARD_DEFAULT_REASON = 'offboard';
@@ -96,11 +99,7 @@ const retired = () =>
 
 /** 400 unless `confirm` is the account's address (case-insensitive). Call before the chain reads. */
 export async function checkOffboardConfirmation(db: DbExecutor, accountId: string, confirm: string) {
-  const account = await db
-    .selectFrom('accounts')
-    .select(['address', 'offboarded_at'])
-    .where('id', '=', accountId)
-    .executeTakeFirst();
+  const account = await findAccountById(db, accountId);
   if (!account || account.offboarded_at) throw retired();
   if (account.address !== confirm.toLowerCase()) throw mismatch();
 }
@@ -140,18 +139,6 @@ export async function readOffboardChainState(
   return { delegationNonces, tokenDomains };
 }
 
-/** Open (prepared or active) delegations of the account, oldest first; `lock` holds them for `tx`. */
-async function openDelegations(db: DbExecutor, accountId: string, lock = false) {
-  const q = db
-    .selectFrom('delegations')
-    .select(['id', 'wallet', 'kernel_nonce'])
-    .where('account_id', '=', accountId)
-    .where('status', 'in', ['prepared', 'active'])
-    .orderBy('created_at')
-    .orderBy('id');
-  return (lock ? q.forUpdate() : q).execute();
-}
-
 /** The offboard result's `note`: what was done, what is kept, and what only the owner can still do. */
 export function offboardNote(address: string): string {
   return (
@@ -184,12 +171,7 @@ export async function offboardAccount(
 ): Promise<OffboardResult> {
   const clock: Clock = deps.clock;
   const accountId = actor.principal.accountId;
-  const account = await tx
-    .selectFrom('accounts')
-    .selectAll()
-    .where('id', '=', accountId)
-    .forUpdate()
-    .executeTakeFirst();
+  const account = await lockAccount(tx, accountId);
   if (!account || account.offboarded_at) throw retired();
   if (account.address !== request.confirm_wallet_address.toLowerCase()) throw mismatch();
   const now = clock.now();
@@ -198,24 +180,8 @@ export async function offboardAccount(
   // First: with the endpoint gone, the events below get no outbox row (nothing can sign them).
   const webhooks = await retireAccountWebhooks(tx, accountId, now);
 
-  const keys = await tx
-    .updateTable('api_keys')
-    .set({ revoked_at: now })
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .returning(['id'])
-    .execute();
-  const sessions = await tx
-    .updateTable('sessions')
-    .set({ revoked_at: now })
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .returning(['id'])
-    .execute();
-  const keyIds = keys.map((k) => k.id).sort();
-  const sessionIds = sessions.map((s) => s.id).sort();
+  const keyIds = await revokeAccountKeys(tx, accountId, now);
+  const sessionIds = await revokeAccountSessions(tx, accountId, now);
   for (const keyId of keyIds) {
     await emitEvent(tx, clock, {
       accountId,
@@ -245,11 +211,7 @@ export async function offboardAccount(
     arrowCancellation(a, reads.tokenDomains.get(domainKey(a.chainId, a.token)) ?? null),
   );
 
-  await tx
-    .updateTable('accounts')
-    .set({ contact: null, offboarded_at: now })
-    .where('id', '=', accountId)
-    .execute();
+  await retireAccount(tx, accountId, now);
 
   const deleted: OffboardResult['deleted'] = {
     api_keys_revoked: keyIds.length,

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from 'typebox';
-import { actorOf, requirePrincipal } from '../../core/http/actor.ts';
-import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
+import { actorOf, requirePrincipal } from '../core/http/actor.ts';
+import { defineRoute, type RouteDefinition } from '../core/http/route-table.ts';
 import { buildAccountExport, EXPORT_ARRAY_BOUND } from './export.ts';
 import {
   checkOffboardConfirmation,

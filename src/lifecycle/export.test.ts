@@ -3,8 +3,8 @@
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.ts';
-import { expectErrorBody } from '../../../test/support/error-body.ts';
+import { createTestApp, type TestApp } from '../../test/support/app.ts';
+import { expectErrorBody } from '../../test/support/error-body.ts';
 import {
   bearer,
   createAccountWithSession,
@@ -12,10 +12,10 @@ import {
   createSession,
   randomAddress,
   type AccountWithSession,
-} from '../../../test/support/identity.ts';
-import { ManualClock } from '../../core/clock.ts';
-import { hashToken } from '../auth/tokens.ts';
-import { emitEvent } from '../events/index.ts';
+} from '../../test/support/identity.ts';
+import { ManualClock } from '../core/clock.ts';
+import { hashToken } from '../modules/auth/tokens.ts';
+import { emitEvent } from '../modules/events/index.ts';
 import { buildAccountExport } from './export.ts';
 
 const SPEC_FIELDS = [

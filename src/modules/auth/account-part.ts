@@ -1,0 +1,49 @@
+// The auth module's part of the account's life cycle (src/core/account-part.ts): sessions,
+// exported as metadata and revoked by offboarding, and the record of where credentials were used.
+
+import { type AccountPart, isoTime, isoTimeOrNull } from '../../core/account-part.ts';
+import type { DbExecutor } from '../../core/db/database.ts';
+
+export const authAccountPart: AccountPart = {
+  module: 'auth',
+  tables: [
+    {
+      table: 'credential_uses',
+      column: 'account_id',
+      exported: { omitted: 'network context of credential uses, kept 90 days for security review' },
+      offboard: 'kept',
+    },
+    { table: 'sessions', column: 'account_id', exported: 'sessions', offboard: 'changed' },
+  ],
+  async exportSections({ tx, accountId, fetch, bounded }) {
+    const rows = await tx
+      .selectFrom('sessions')
+      .select(['id', 'created_at', 'expires_at', 'revoked_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(fetch)
+      .execute();
+    return {
+      sessions: bounded('sessions', rows).map((s) => ({
+        id: s.id,
+        created_at: isoTime(s.created_at),
+        expires_at: isoTime(s.expires_at),
+        revoked_at: isoTimeOrNull(s.revoked_at),
+      })),
+    };
+  },
+};
+
+/** Offboarding: revokes the account's live sessions at `now`; returns their ids, sorted. */
+export async function revokeAccountSessions(tx: DbExecutor, accountId: string, now: Date): Promise<string[]> {
+  const rows = await tx
+    .updateTable('sessions')
+    .set({ revoked_at: now })
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['id'])
+    .execute();
+  return rows.map((r) => r.id).sort();
+}
