@@ -19,14 +19,13 @@ import type { AppDeps } from '../deps.ts';
 import { recordAudit } from '../modules/audit/index.ts';
 import { notifyCredentialChanged } from '../modules/auth/credential-cache.ts';
 import { ipAllowed, keyMeetsRule } from '../modules/auth/scopes.ts';
-import { revokeAccountSessions } from '../modules/auth/account-part.ts';
+import { revokeAccountKeys, revokeAccountSessions } from '../modules/auth/account-part.ts';
 import { findKeyForAuth, findSessionForAuth } from '../modules/auth/store.ts';
 import { hashToken, sameHash, tokenKind } from '../modules/auth/tokens.ts';
 import { arrowCancellation, listReadyArrowTokens, removeReadyArrows } from '../modules/billing/auto-topup.ts';
 import { revocationNonce, revoke } from '../modules/delegations/service.ts';
 import { findDelegation, openDelegations } from '../modules/delegations/store.ts';
 import { findAccountById, lockAccount, retireAccount } from '../modules/account/store.ts';
-import { revokeAccountKeys } from '../modules/keys/account-part.ts';
 import { emitEvent } from '../modules/events/index.ts';
 import { retireAccountWebhooks } from '../modules/webhooks/store.ts';
 

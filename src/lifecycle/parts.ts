@@ -14,7 +14,6 @@ import { delegationsAccountPart } from '../modules/delegations/account-part.ts';
 import { eventsAccountPart } from '../modules/events/account-part.ts';
 import { feedbackAccountPart } from '../modules/feedback/account-part.ts';
 import { intentsAccountPart } from '../modules/intents/account-part.ts';
-import { keysAccountPart } from '../modules/keys/account-part.ts';
 import { ledgerAccountPart } from '../modules/ledger/account-part.ts';
 import { paymentsAccountPart } from '../modules/payments/account-part.ts';
 import { pmAccountPart } from '../modules/pm/account-part.ts';
@@ -48,7 +47,6 @@ export function accountParts(options: AccountPartsOptions = {}): readonly Accoun
     policiesAccountPart,
     delegationsAccountPart,
     ledgerAccountPart,
-    keysAccountPart,
     accountAccountPart,
   ];
 }

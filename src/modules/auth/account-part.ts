@@ -1,5 +1,6 @@
-// The auth module's part of the account's life cycle (src/core/account-part.ts): sessions,
-// exported as metadata and revoked by offboarding, and the record of where credentials were used.
+// The auth module's part of the account's life cycle (src/core/account-part.ts): API keys and
+// sessions, exported as metadata (never a token or its hash) and revoked by offboarding, and the
+// record of where credentials were used.
 
 import { type AccountPart, isoTime, isoTimeOrNull } from '../../core/account-part.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
@@ -14,9 +15,30 @@ export const authAccountPart: AccountPart = {
       offboard: 'kept',
     },
     { table: 'sessions', column: 'account_id', exported: 'sessions', offboard: 'changed' },
+    { table: 'api_keys', column: 'account_id', exported: 'api_keys', offboard: 'changed' },
   ],
   async exportSections({ tx, accountId, fetch, bounded }) {
-    const rows = await tx
+    const keys = await tx
+      .selectFrom('api_keys')
+      .select([
+        'id',
+        'name',
+        'scopes',
+        'wallets',
+        'allowed_ips',
+        'created_at',
+        'expires_at',
+        'revoked_at',
+        'rotated_to',
+        'rotated_from',
+        'created_by',
+      ])
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(fetch)
+      .execute();
+    const sessions = await tx
       .selectFrom('sessions')
       .select(['id', 'created_at', 'expires_at', 'revoked_at'])
       .where('account_id', '=', accountId)
@@ -25,7 +47,13 @@ export const authAccountPart: AccountPart = {
       .limit(fetch)
       .execute();
     return {
-      sessions: bounded('sessions', rows).map((s) => ({
+      api_keys: bounded('api_keys', keys).map((k) => ({
+        ...k,
+        created_at: isoTime(k.created_at),
+        expires_at: isoTime(k.expires_at),
+        revoked_at: isoTimeOrNull(k.revoked_at),
+      })),
+      sessions: bounded('sessions', sessions).map((s) => ({
         id: s.id,
         created_at: isoTime(s.created_at),
         expires_at: isoTime(s.expires_at),
@@ -39,6 +67,19 @@ export const authAccountPart: AccountPart = {
 export async function revokeAccountSessions(tx: DbExecutor, accountId: string, now: Date): Promise<string[]> {
   const rows = await tx
     .updateTable('sessions')
+    .set({ revoked_at: now })
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['id'])
+    .execute();
+  return rows.map((r) => r.id).sort();
+}
+
+/** Offboarding: revokes the account's live keys at `now`; returns their ids, sorted. */
+export async function revokeAccountKeys(tx: DbExecutor, accountId: string, now: Date): Promise<string[]> {
+  const rows = await tx
+    .updateTable('api_keys')
     .set({ revoked_at: now })
     .where('account_id', '=', accountId)
     .where('revoked_at', 'is', null)

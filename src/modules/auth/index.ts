@@ -24,4 +24,4 @@ export { createAuthenticator } from './authenticator.ts';
 export type { CredentialCache, VerifiedCredential } from './credential-cache.ts';
 export { hashToken, newToken, tokenKind, API_KEY_PREFIX, SESSION_TOKEN_PREFIX } from './tokens.ts';
 export { deleteCredentialUsesSeenBefore, deleteSiweNoncesExpiredBefore } from './store.ts';
-export { authAccountPart, revokeAccountSessions } from './account-part.ts';
+export { authAccountPart, revokeAccountKeys, revokeAccountSessions } from './account-part.ts';

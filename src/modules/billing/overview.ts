@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import { formatUsd } from '../../core/money.ts';
-import { balanceOf, FEE_REVENUE, USD } from '../ledger/index.ts';
+import { balanceOf, FEE_REVENUE, readPrepaidFloat, USD } from '../ledger/index.ts';
 import { readBillingSettings } from './settings.ts';
 
 export interface BillingOverview {
@@ -22,10 +22,7 @@ export interface BillingOverview {
 export async function billingOverview(db: DbExecutor, config: Config): Promise<BillingOverview> {
   const [settings, float, revenue, ownCaps] = await Promise.all([
     readBillingSettings(db, config),
-    db
-      .selectFrom('prepaid_balances')
-      .select(sql<string>`coalesce(sum(balance_micro), 0)::text`.as('total'))
-      .executeTakeFirstOrThrow(),
+    readPrepaidFloat(db),
     balanceOf(db, FEE_REVENUE, USD),
     db
       .selectFrom('prepaid_account_caps')
@@ -36,7 +33,7 @@ export async function billingOverview(db: DbExecutor, config: Config): Promise<B
     metering_enforced: settings.meteringEnforced,
     prepaid_float_cap_usd: formatUsd(settings.floatCapMicro),
     prepaid_account_cap_default_usd: formatUsd(settings.accountCapMicro),
-    prepaid_float_usd: formatUsd(BigInt(float.total)),
+    prepaid_float_usd: formatUsd(float),
     fee_revenue_usd: formatUsd(-revenue),
     accounts_with_own_cap: Number(ownCaps.n),
   };

@@ -188,22 +188,8 @@ export async function creditPrepaid(
   throw new Error('creditPrepaid: a credit cannot be insufficient');
 }
 
-export interface PrepaidBalance {
-  /** The posted balance: minus the sum of the entries of `account:<id>:prepaid`. */
-  balanceMicro: bigint;
-  /** Reserved by pending holds on the balance; debits can spend only `balance − held`. */
-  heldMicro: bigint;
-}
-
-/** The account's prepaid balance (zero when it was never topped up). */
-export async function readPrepaidBalance(db: DbExecutor, accountId: string): Promise<PrepaidBalance> {
-  const row = await db
-    .selectFrom('prepaid_balances')
-    .select(['balance_micro', 'held_micro'])
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
-  return { balanceMicro: BigInt(row?.balance_micro ?? '0'), heldMicro: BigInt(row?.held_micro ?? '0') };
-}
+// The balance itself is the ledger's (prepaid_balances).
+export { readPrepaidBalance, type PrepaidBalance } from '../ledger/index.ts';
 
 /** Micro-USD as the wire's balance string: always six decimals (`12500000n` → `"12.500000"`). */
 export function formatBalanceUsd(micro: bigint): string {

@@ -13,6 +13,7 @@ import { recordAudit } from '../audit/index.ts';
 import { emitEvent } from '../events/index.ts';
 import {
   findExistingSettlement,
+  openSettlementsSql,
   paymentTerms,
   submitPayment,
   verifyAuthorization,
@@ -26,7 +27,8 @@ import {
   TRANSFER_WITH_AUTHORIZATION_TYPES,
 } from '../payments/index.ts';
 import { findArrowByNonce } from './auto-topup-store.ts';
-import { creditPrepaid, formatBalanceUsd } from './prepaid.ts';
+import { prepaidBalanceSql, prepaidFloatSql } from '../ledger/index.ts';
+import { creditPrepaid, formatBalanceUsd, readPrepaidBalance } from './prepaid.ts';
 import { accountPrepaidCap, readBillingSettings } from './settings.ts';
 
 /** The smallest top-up: one cent (USDC base units, which are micro-USD). */
@@ -54,8 +56,8 @@ export async function admitPrepaidCredit(
   const settings = await readBillingSettings(tx, deps.config);
   const cap = await accountPrepaidCap(tx, settings, accountId);
   // One statement, so one snapshot: a settlement finishing meanwhile is counted either as open or
-  // in the balance it credited, never in neither. (The payments module owns payment_settlements;
-  // this read is the one place billing looks at it, for this reason.)
+  // in the balance it credited, never in neither. The ledger and the payments module give the
+  // expressions; the statement is billing's.
   const totals = await sql<{
     account_balance: string;
     float: string;
@@ -63,16 +65,10 @@ export async function admitPrepaidCredit(
     open_all: string;
   }>`
     SELECT
-      (SELECT coalesce(max(balance_micro), 0) FROM prepaid_balances WHERE account_id = ${accountId})::text
-        AS account_balance,
-      (SELECT coalesce(sum(balance_micro), 0) FROM prepaid_balances)::text AS float,
-      (SELECT coalesce(sum(value), 0) FROM payment_settlements
-        WHERE status IN ('recorded', 'broadcast') AND purpose IN (${sql.join(CREDITING_PURPOSES)})
-          AND account_id = ${accountId})::text AS open_account,
-      (SELECT coalesce(sum(value), 0) FROM payment_settlements
-        WHERE status IN ('recorded', 'broadcast') AND purpose IN (${sql.join(CREDITING_PURPOSES)}))::text AS open_all`.execute(
-    tx,
-  );
+      ${prepaidBalanceSql(accountId)} AS account_balance,
+      ${prepaidFloatSql()} AS float,
+      ${openSettlementsSql(CREDITING_PURPOSES, accountId)} AS open_account,
+      ${openSettlementsSql(CREDITING_PURPOSES)} AS open_all`.execute(tx);
   const row = totals.rows[0];
   if (!row) throw new Error('prepaid cap totals: no row');
   const openAccount = BigInt(row.open_account);
@@ -216,15 +212,11 @@ export async function topUp(
     );
   }
   if (outcome.state === 'pending') return { state: 'pending', row: outcome.row };
-  const balance = await deps.db
-    .selectFrom('prepaid_balances')
-    .select('balance_micro')
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  const balance = await readPrepaidBalance(deps.db, accountId);
   return {
     state: existing ? 'existing' : 'created',
     topup: topupView(outcome.row),
-    balanceMicro: BigInt(balance?.balance_micro ?? 0),
+    balanceMicro: balance.balanceMicro,
   };
 }
 

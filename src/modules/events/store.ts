@@ -30,3 +30,19 @@ export async function listEvents(db: DbExecutor, accountId: string, limit: numbe
   if (beforeSeq !== undefined) q = q.where('seq', '<', beforeSeq);
   return q.orderBy('seq', 'desc').limit(limit).execute();
 }
+
+/** The events of `ids` (kind, payload and time), by id; ids without an event are absent. */
+export async function eventsByIds(
+  db: DbExecutor,
+  ids: readonly string[],
+): Promise<Map<string, { kind: string; payload: unknown; created_at: Date }>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('events')
+    .select(['id', 'kind', 'payload', 'created_at'])
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
+  return new Map(
+    rows.map((r) => [r.id, { kind: r.kind, payload: r.payload, created_at: new Date(r.created_at) }]),
+  );
+}

@@ -1,6 +1,7 @@
 // The intent_slices table (migration 0031): each slice's signed UserOperation, recorded before it
 // is sent, and what became of it.
 
+import { intentIdsWhere } from '../intents/index.ts';
 import type { Selectable } from 'kysely';
 import type { Hex } from 'viem';
 import type { UserOperation } from 'viem/account-abstraction';
@@ -197,11 +198,10 @@ export async function walletSignedOperations(
 ): Promise<UserOperation<'0.7'>[]> {
   const rows = await db
     .selectFrom('intent_slices as s')
-    .innerJoin('intents as i', 'i.id', 's.intent_id')
     .select('s.user_op')
     .where('s.state', '=', 'signed')
     .where('s.chain_id', '=', chainId)
-    .where('i.wallet', '=', wallet.toLowerCase())
+    .where('s.intent_id', 'in', intentIdsWhere(db, { wallet }))
     .execute();
   return rows.map((r) => loadedOp(r.user_op as Record<string, unknown>));
 }
@@ -233,10 +233,9 @@ export async function settleSlice(
 export async function abandonedSlices(db: DbExecutor, limit = 100): Promise<SliceRecord[]> {
   const rows = await db
     .selectFrom('intent_slices as s')
-    .innerJoin('intents as i', 'i.id', 's.intent_id')
     .selectAll('s')
     .where('s.state', '=', 'signed')
-    .where('i.status', '<>', 'executing')
+    .where('s.intent_id', 'in', intentIdsWhere(db, { notStatus: 'executing' }))
     .orderBy('s.created_at')
     .limit(limit)
     .execute();

@@ -8,6 +8,7 @@ export {
   endExecutingIntent,
   findIntent,
   findIntentById,
+  intentIdsWhere,
   intentStatuses,
   openIntentCounts,
   saveIntentReport,

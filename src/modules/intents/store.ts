@@ -314,3 +314,14 @@ export async function openIntentCounts(db: DbExecutor): Promise<{ status: string
   );
   return rows.rows.map((r) => ({ status: r.status, count: Number(r.n) }));
 }
+
+/**
+ * A subquery of intent ids, for other modules' queries about intents (`where(column, 'in', …)`):
+ * those of `wallet`, and/or those not in `notStatus`.
+ */
+export function intentIdsWhere(db: DbExecutor, filter: { wallet?: string; notStatus?: IntentStatus }) {
+  let q = db.selectFrom('intents').select('id');
+  if (filter.wallet !== undefined) q = q.where('wallet', '=', filter.wallet.toLowerCase());
+  if (filter.notStatus !== undefined) q = q.where('status', '<>', filter.notStatus);
+  return q;
+}

@@ -24,7 +24,7 @@ import {
   retireRotatedKey,
   revokeKeyRow,
   type ApiKeyRow,
-} from './store.ts';
+} from '../auth/key-store.ts';
 
 export const DAY_MS = 86_400_000;
 export const DEFAULT_SCOPES: Scope[] = ['read'];

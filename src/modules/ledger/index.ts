@@ -55,3 +55,10 @@ export {
   type PlaceHoldResult,
 } from './holds.ts';
 export type { HoldState } from './store.ts';
+export {
+  prepaidBalanceSql,
+  prepaidFloatSql,
+  readPrepaidBalance,
+  readPrepaidFloat,
+  type PrepaidBalance,
+} from './prepaid-balances.ts';

@@ -23,6 +23,6 @@ export {
   type SubmittedAuthorization,
   type SubmitPaymentParameters,
 } from './service.ts';
-export { findSettlement, type SettlementRow } from './store.ts';
+export { findSettlement, openSettlementsSql, type SettlementRow } from './store.ts';
 
 export { Eip3009Authorization, PendingSettlement, SignedAuthorization, toSubmitted } from './schemas.ts';

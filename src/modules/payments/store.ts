@@ -1,6 +1,6 @@
 // The payments module's table (migration 0011): settlements of EIP-3009 authorizations.
 
-import type { ColumnType, Selectable } from 'kysely';
+import { sql, type ColumnType, type RawBuilder, type Selectable } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
@@ -199,4 +199,16 @@ export async function deleteUnsentSettlement(db: DbExecutor, id: string): Promis
     .where('status', '=', 'recorded')
     .where('tx_hash', 'is', null)
     .execute();
+}
+
+/**
+ * An expression: the value of settlements still open (recorded or broadcast) with one of
+ * `purposes`, of one account or of all, in token base units as text. For callers that need it in
+ * one statement with other reads (one snapshot: a settlement finishing meanwhile is counted either
+ * as open or in the balance it credited).
+ */
+export function openSettlementsSql(purposes: readonly string[], accountId?: string): RawBuilder<string> {
+  return sql<string>`(SELECT coalesce(sum(value), 0) FROM payment_settlements
+    WHERE status IN ('recorded', 'broadcast') AND purpose IN (${sql.join([...purposes])})
+    ${accountId === undefined ? sql`` : sql`AND account_id = ${accountId}`})::text`;
 }

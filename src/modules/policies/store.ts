@@ -102,3 +102,25 @@ export async function listPolicyRows(
   if (wallet !== null) q = q.where('wallet', '=', wallet);
   return q.orderBy('created_at', 'desc').orderBy('wallet').orderBy('version', 'desc').limit(limit).execute();
 }
+
+/** The accounts with a policy for `wallet`. */
+export async function accountsWithPolicyFor(db: DbExecutor, wallet: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('policies')
+    .select('account_id')
+    .where('wallet', '=', wallet)
+    .distinct()
+    .execute();
+  return rows.map((r) => r.account_id);
+}
+
+/** The wallets the account has a policy for. */
+export async function policyWalletsOf(db: DbExecutor, accountId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('policies')
+    .select('wallet')
+    .where('account_id', '=', accountId)
+    .distinct()
+    .execute();
+  return rows.map((r) => r.wallet);
+}

@@ -1,4 +1,6 @@
 import type { Selectable } from 'kysely';
+import { findAccountByAddress, findAccountById } from '../account/index.ts';
+import { accountsWithPolicyFor, policyWalletsOf } from '../policies/store.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
@@ -185,22 +187,14 @@ export async function deleteOffSwitch(
  * it. Audit facts and events about a wallet switch go to each of them.
  */
 export async function accountsOfWallet(db: DbExecutor, wallet: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('accounts')
-    .select('id as account_id')
-    .where('address', '=', wallet)
-    .union(db.selectFrom('policies').select('account_id').where('wallet', '=', wallet).distinct())
-    .execute();
-  return [...new Set(rows.map((r) => r.account_id))].sort();
+  const owner = await findAccountByAddress(db, wallet);
+  const withPolicy = await accountsWithPolicyFor(db, wallet);
+  return [...new Set([...(owner ? [owner.id] : []), ...withPolicy])].sort();
 }
 
 /** The wallets of an account: its address and every wallet it has a policy for. */
 export async function walletsOfAccount(db: DbExecutor, accountId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('accounts')
-    .select('address as wallet')
-    .where('id', '=', accountId)
-    .union(db.selectFrom('policies').select('wallet').where('account_id', '=', accountId).distinct())
-    .execute();
-  return [...new Set(rows.map((r) => r.wallet))].sort();
+  const account = await findAccountById(db, accountId);
+  const withPolicy = await policyWalletsOf(db, accountId);
+  return [...new Set([...(account ? [account.address] : []), ...withPolicy])].sort();
 }

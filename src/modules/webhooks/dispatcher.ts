@@ -4,6 +4,7 @@
 // dispatcher killed mid-delivery loses nothing, another one retries the row once the lease ends
 // (delivery is at least once; receivers dedupe on the event id).
 
+import { eventsByIds } from '../events/index.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sql } from 'kysely';
@@ -99,7 +100,7 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
   async function claim(limit: number): Promise<Claimed[]> {
     const now = clock.now();
     const leaseEnd = new Date(now.getTime() + leaseMs);
-    const { rows } = await sql<Claimed>`
+    const { rows } = await sql<Omit<Claimed, 'kind' | 'payload' | 'event_created_at'>>`
       WITH picked AS MATERIALIZED (
         SELECT id FROM webhook_deliveries
         WHERE state = 'pending' AND next_attempt_at <= ${now}
@@ -113,11 +114,20 @@ export function createWebhookDispatcher(params: WebhookDispatcherParameters): We
         FROM picked WHERE d.id = picked.id
         RETURNING d.id, d.account_id, d.event_id, d.attempts, d.created_at
       )
-      SELECT c.*, e.kind, e.payload, e.created_at AS event_created_at, w.url, w.secret_sealed
+      SELECT c.*, w.url, w.secret_sealed
       FROM claimed c
-      JOIN events e ON e.id = c.event_id
       LEFT JOIN webhook_endpoints w ON w.account_id = c.account_id`.execute(db);
-    return rows;
+    // The events module reads the events the deliveries carry (append-only: no snapshot needed).
+    const events = await eventsByIds(
+      db,
+      rows.map((r) => r.event_id),
+    );
+    return rows.flatMap((row) => {
+      const event = events.get(row.event_id);
+      return event
+        ? [{ ...row, kind: event.kind, payload: event.payload, event_created_at: event.created_at }]
+        : [];
+    });
   }
 
   function secretOf(row: Claimed): string {

@@ -1,7 +1,11 @@
+// The API keys table: the auth module owns every credential (sessions, API keys and where they
+// were used); the keys module (src/modules/keys/) issues, rotates and revokes keys through these
+// functions.
+
 import type { Selectable } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
-import { notifyCredentialChanged as notifyCredentialChangedEverywhere } from '../auth/credential-cache.ts';
+import { notifyCredentialChanged as notifyCredentialChangedEverywhere } from './credential-cache.ts';
 
 export interface ApiKeysTable {
   id: string;
