@@ -62,3 +62,12 @@ export {
   readPrepaidFloat,
   type PrepaidBalance,
 } from './prepaid-balances.ts';
+export {
+  compareCodeUnits,
+  readStatementBalances,
+  readStatementEntryBatch,
+  statementScope,
+  type StatementBalanceRow,
+  type StatementEntryBatch,
+  type StatementScope,
+} from './statement-reads.ts';

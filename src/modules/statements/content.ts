@@ -3,7 +3,7 @@
 //
 // JSON: one RFC 8785 canonical document (keys sorted, no whitespace),
 //   {"entries":[<entry>,…],"statement":<summary>,"version":2}
-// with the entries in seq order (each rendered by the database, query.ts). Sorted keys put
+// with the entries in seq order (each rendered by the database, ledger/statement-reads.ts). Sorted keys put
 // `entries` first, so the document is written while the entries stream, with the summary
 // (already known from the balance table) at the end.
 // CSV: the balance table, RFC 4180 (CRLF line ends, a header row), one row per (ledger account,
@@ -18,7 +18,7 @@ import { formatBalanceUsd } from '../billing/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
 import { assetMetadata } from '../registry/index.ts';
 import type { StatementPeriod } from './period.ts';
-import type { StatementBalanceRow, StatementScope } from './query.ts';
+import type { StatementBalanceRow, StatementScope } from '../ledger/index.ts';
 
 /** The statement format: the JSON document's `version` and the summary's `format_version`. */
 export const STATEMENT_DOCUMENT_VERSION = 2;

@@ -24,7 +24,7 @@ import {
   readStatementEntryBatch,
   statementScope,
   type StatementEntryBatch,
-} from './query.ts';
+} from '../ledger/index.ts';
 import { recordStatementExport, type StatementFormat } from './store.ts';
 
 /** Entries read per round trip. */

@@ -1,5 +1,5 @@
 // The statements module's table (migration 0014): which account generated which stored export.
-// The ledger rows a statement reads belong to the ledger module and are only read (query.ts).
+// The ledger rows a statement reads belong to the ledger module and are only read (src/modules/ledger/statement-reads.ts).
 
 import type { ObjectStore } from '../../adapters/object-store/port.ts';
 import type { Timestamp } from '../../core/db/schema.ts';

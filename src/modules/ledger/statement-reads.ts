@@ -1,17 +1,16 @@
-// What a statement reads from the ledger (docs/statements.md). For account A and wallet W the
+// What a statement reads from the ledger (docs/statements.md): the ledger module's reads for the
+// statements module. For account A and wallet W the
 // statement includes:
 //   - every entry of `wallet:<chain>:<W>` (each chain Purser serves) in a group of account A;
 //   - the `account:<A>:prepaid` entries of A's fee groups (`fee.*`) tagged `memo.wallet = W`,
 //     and of the reversals (refunds) of those groups.
 // A group's `created_at` places it in a period. Both queries run in the caller's repeatable-read
 // transaction, so the balance table and the streamed entries describe one ledger position.
-// The ledger module owns these tables; this module only reads them (as the account export does),
-// through the ledger's indexes and `ledger_groups_memo_wallet` (migration 0014).
+// They use the ledger's indexes and `ledger_groups_memo_wallet` (migration 0014).
 
 import { sql, type RawBuilder } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
-import { prepaidAccount, walletAccount } from '../ledger/index.ts';
-import type { StatementPeriod } from './period.ts';
+import { prepaidAccount, walletAccount } from './chart.ts';
 
 export interface StatementScope {
   accountId: string;
@@ -28,7 +27,7 @@ export interface StatementScope {
 export function statementScope(
   accountId: string,
   wallet: string,
-  period: StatementPeriod,
+  period: { start: Date; end: Date },
   chainIds: readonly number[],
 ): StatementScope {
   const lower = wallet.toLowerCase();
