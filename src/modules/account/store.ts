@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import { sql, type ColumnType, type RawBuilder, type Selectable } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
@@ -95,4 +95,23 @@ export async function offboardedAmong(db: DbExecutor, ids: readonly string[]): P
     .where('offboarded_at', 'is not', null)
     .execute();
   return rows.map((r) => r.id);
+}
+
+/**
+ * The account's address and offboarding time as scalar subqueries on `idColumn` (a qualified
+ * column holding an account id, such as `sessions.account_id`), for another module's select that
+ * needs them in the same round trip (the guard's credential lookup).
+ */
+export function accountColumns(db: DbExecutor, idColumn: `${string}.account_id`) {
+  const of = () => db.selectFrom('accounts').where('accounts.id', '=', sql.ref<string>(idColumn));
+  return {
+    // The row exists: the id column references it.
+    address: of().select('accounts.address').$asScalar().$notNull().as('address'),
+    offboardedAt: of().select('accounts.offboarded_at').$asScalar().as('offboarded_at'),
+  };
+}
+
+/** A query for another module's statement: the account of `address` (`address`, `account_id`, `created_at`). */
+export function accountOfAddressSql(address: string): RawBuilder<unknown> {
+  return sql`SELECT address, id AS account_id, created_at FROM accounts WHERE address = ${address.toLowerCase()}`;
 }

@@ -1,4 +1,5 @@
 import { sql, type Selectable } from 'kysely';
+import { accountColumns } from '../account/store.ts';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 import { deleteInBatches, RETENTION_BATCH_SIZE } from '../../core/db/retention.ts';
@@ -44,17 +45,17 @@ export type SessionRow = Selectable<SessionsTable>;
 
 /** The session behind a token hash with its account's address, in one round trip. */
 export async function findSessionForAuth(db: DbExecutor, tokenHash: string) {
+  const account = accountColumns(db, 'sessions.account_id');
   return db
     .selectFrom('sessions')
-    .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
     .select([
       'sessions.id',
       'sessions.account_id',
       'sessions.token_hash',
       'sessions.expires_at',
       'sessions.revoked_at',
-      'accounts.address',
-      'accounts.offboarded_at',
+      account.address,
+      account.offboardedAt,
     ])
     .where('sessions.token_hash', '=', tokenHash)
     .executeTakeFirst();
@@ -62,9 +63,9 @@ export async function findSessionForAuth(db: DbExecutor, tokenHash: string) {
 
 /** The key behind a token hash with its account's address, in one round trip (the guard's lookup). */
 export async function findKeyForAuth(db: DbExecutor, tokenHash: string) {
+  const account = accountColumns(db, 'api_keys.account_id');
   return db
     .selectFrom('api_keys')
-    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .select([
       'api_keys.id',
       'api_keys.account_id',
@@ -74,8 +75,8 @@ export async function findKeyForAuth(db: DbExecutor, tokenHash: string) {
       'api_keys.allowed_ips',
       'api_keys.expires_at',
       'api_keys.revoked_at',
-      'accounts.address',
-      'accounts.offboarded_at',
+      account.address,
+      account.offboardedAt,
     ])
     .where('api_keys.token_hash', '=', tokenHash)
     .executeTakeFirst();

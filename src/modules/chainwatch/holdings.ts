@@ -3,10 +3,10 @@
 // what the chain holds at its latest confirmed block (the head less the confirmation depth), what
 // the blocks since then changed, and how far the watcher has read.
 
-import { sql } from 'kysely';
 import type { Address } from 'viem';
 import { notFound, unavailable } from '../../core/errors/app-error.ts';
 import { assetMetadata } from '../registry/index.ts';
+import { ledgerTotalsByAsset, walletAccount } from '../ledger/index.ts';
 import { readCursor } from './store.ts';
 import { chainHoldingsAt, type WatchDeps } from './watcher.ts';
 
@@ -38,12 +38,7 @@ async function accountBooks(
   chainId: number,
   wallet: string,
 ): Promise<Map<string, bigint>> {
-  const rows = await sql<{ asset: string; total: string }>`
-    SELECT e.asset, sum(e.amount)::text AS total
-    FROM ledger_entries e JOIN ledger_groups g ON g.id = e.group_id
-    WHERE e.ledger_account = ${`wallet:${chainId}:${wallet}`} AND g.account_id = ${accountId}
-    GROUP BY e.asset`.execute(deps.db);
-  return new Map(rows.rows.map((r) => [r.asset, BigInt(r.total)]));
+  return ledgerTotalsByAsset(deps.db, walletAccount(chainId, wallet), { accountId });
 }
 
 /** See the file comment. 404 when the account watches the wallet on none of the chains asked for. */

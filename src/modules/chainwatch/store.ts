@@ -5,6 +5,10 @@
 import { sql } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
+import { accountOfAddressSql } from '../account/store.ts';
+import { ledgerTotalsByAsset, walletAccount } from '../ledger/index.ts';
+import { firstPolicyPerWalletSql } from '../policies/store.ts';
+import { firstCredentialPerFunderSql } from '../pm/store.ts';
 
 export type WalletRole = 'policy' | 'pm_funder' | 'executor';
 export type TransferState = 'pending' | 'booked' | 'reversed';
@@ -104,22 +108,18 @@ export async function discoverWallets(
   const funders =
     chainId === sources.pmChainId
       ? sql`UNION ALL
-        (SELECT DISTINCT ON (funder) funder, account_id, 'pm_funder', created_at, 2
-         FROM venue_credentials WHERE venue = 'polymarket' AND funder IS NOT NULL
-         ORDER BY funder, created_at)`
+        (SELECT f.address, f.account_id, 'pm_funder', f.created_at, 2 FROM (${firstCredentialPerFunderSql()}) f)`
       : sql``;
   const executor =
     sources.executorAddress !== null
       ? sql`UNION ALL
-        (SELECT address, id, 'executor', created_at, 0 FROM accounts
-         WHERE address = ${sources.executorAddress.toLowerCase()})`
+        (SELECT x.address, x.account_id, 'executor', x.created_at, 0 FROM (${accountOfAddressSql(sources.executorAddress)}) x)`
       : sql``;
   const result = await sql`
     INSERT INTO chain_watch_wallets (chain_id, address, account_id, role, created_at)
     SELECT DISTINCT ON (c.address) ${chainId}, c.address, c.account_id, c.role, ${at}::timestamptz
     FROM (
-      (SELECT DISTINCT ON (wallet) wallet AS address, account_id, 'policy' AS role, created_at, 1 AS rank
-       FROM policies ORDER BY wallet, created_at)
+      (SELECT p.address, p.account_id, 'policy' AS role, p.created_at, 1 AS rank FROM (${firstPolicyPerWalletSql()}) p)
       ${funders}
       ${executor}
     ) c
@@ -491,15 +491,11 @@ export async function ledgerHoldingsAt(
   wallet: string,
   block: bigint,
 ): Promise<Map<string, bigint>> {
-  const rows = await sql<{ asset: string; total: string }>`
-    SELECT e.asset, sum(e.amount)::text AS total
-    FROM ledger_entries e
-    WHERE e.ledger_account = ${`wallet:${chainId}:${wallet}`}
-      AND NOT EXISTS (
-        SELECT 1 FROM chain_tx_claims c
-        WHERE c.group_id = e.group_id AND c.chain_id = ${chainId} AND c.block_number > ${block.toString()}::bigint)
-    GROUP BY e.asset`.execute(db);
-  return new Map(rows.rows.map((r) => [r.asset, BigInt(r.total)]));
+  return ledgerTotalsByAsset(db, walletAccount(chainId, wallet), {
+    excludeGroup: (groupId) => sql<boolean>`EXISTS (
+      SELECT 1 FROM chain_tx_claims c
+      WHERE c.group_id = ${groupId} AND c.chain_id = ${chainId} AND c.block_number > ${block.toString()}::bigint)`,
+  });
 }
 
 export async function markOpened(

@@ -71,3 +71,4 @@ export {
   type StatementEntryBatch,
   type StatementScope,
 } from './statement-reads.ts';
+export { groupMemos, kindEntryTotals, ledgerTotalsByAsset, type AccountTotalsFilter } from './totals.ts';

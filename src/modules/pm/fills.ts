@@ -6,7 +6,6 @@
 
 import { decimalToUnits } from '../../adapters/pm-venue/order-amounts.ts';
 import type { ClobTrade } from '../../adapters/pm-venue/port.ts';
-import { sql } from 'kysely';
 import { type DbExecutor, withTransaction } from '../../core/db/database.ts';
 import { invalidRequest } from '../../core/errors/app-error.ts';
 import { formatUsd } from '../../core/money.ts';
@@ -16,6 +15,7 @@ import { emitEvent } from '../events/index.ts';
 import {
   erc1155Asset,
   erc20Asset,
+  groupMemos,
   postGroup,
   transfer,
   venueAccount,
@@ -202,32 +202,33 @@ export async function exportPositions(
   accountId: string,
   limit: number,
 ): Promise<Record<string, unknown>[]> {
-  const { rows } = await sql<{
-    wallet: string;
-    condition_id: string;
-    token_id: string;
-    shares: string;
-    cost: string;
-    fills: string;
-  }>`
-    SELECT g.memo->>'wallet' AS wallet, g.memo->>'condition_id' AS condition_id, g.memo->>'token_id' AS token_id,
-           sum(CASE WHEN g.memo->>'side' = 'buy' THEN (g.memo->>'shares_micro')::numeric
-                    ELSE -(g.memo->>'shares_micro')::numeric END)::text AS shares,
-           sum(CASE WHEN g.memo->>'side' = 'buy' THEN (g.memo->>'cost_micro')::numeric
-                    ELSE -(g.memo->>'cost_micro')::numeric END)::text AS cost,
-           count(*)::text AS fills
-    FROM ledger_groups g
-    WHERE g.account_id = ${accountId} AND g.kind = 'pm.fill'
-    GROUP BY 1, 2, 3
-    ORDER BY 1, 2, 3
-    LIMIT ${limit}`.execute(db);
-  return rows.map((r) => ({
-    venue: 'polymarket',
-    wallet: r.wallet,
-    condition_id: r.condition_id,
-    token_id: r.token_id,
-    shares: formatUsd(BigInt(r.shares)),
-    net_cost_usd: formatUsd(BigInt(r.cost)),
-    fills: Number(r.fills),
-  }));
+  const positions = new Map<
+    string,
+    { wallet: string; condition: string; token: string; shares: bigint; cost: bigint; fills: number }
+  >();
+  for (const memo of await groupMemos(db, accountId, 'pm.fill')) {
+    const wallet = String(memo['wallet']);
+    const condition = String(memo['condition_id']);
+    const token = String(memo['token_id']);
+    const key = `${wallet}\n${condition}\n${token}`;
+    const sign = memo['side'] === 'buy' ? 1n : -1n;
+    const p = positions.get(key) ?? { wallet, condition, token, shares: 0n, cost: 0n, fills: 0 };
+    p.shares += sign * BigInt(String(memo['shares_micro']));
+    p.cost += sign * BigInt(String(memo['cost_micro']));
+    p.fills += 1;
+    positions.set(key, p);
+  }
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...positions.values()]
+    .sort((a, b) => order(a.wallet, b.wallet) || order(a.condition, b.condition) || order(a.token, b.token))
+    .slice(0, limit)
+    .map((p) => ({
+      venue: 'polymarket',
+      wallet: p.wallet,
+      condition_id: p.condition,
+      token_id: p.token,
+      shares: formatUsd(p.shares),
+      net_cost_usd: formatUsd(p.cost),
+      fills: p.fills,
+    }));
 }

@@ -1,6 +1,7 @@
 // The orders table of the prediction-market module (migration 0037): each order recorded before it
 // is transmitted, with the exposure it holds while open.
 
+import { kindEntryTotals } from '../ledger/index.ts';
 import { sql, type Selectable } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
@@ -95,19 +96,18 @@ export async function openExposure(
     WHERE account_id = ${accountId} AND wallet = ${wallet} AND status IN ('prepared', 'transmitting', 'placed')`.execute(
     tx,
   );
-  const held = await sql<{ total: string | null; market: string | null }>`
-    SELECT sum(-e.amount)::text AS total,
-           sum(-e.amount) FILTER (WHERE g.memo->>'condition_id' = ${market})::text AS market
-    FROM ledger_groups g JOIN ledger_entries e ON e.group_id = g.id
-    WHERE g.account_id = ${accountId} AND g.kind = 'pm.fill'
-      AND e.ledger_account = ${position.walletAccount} AND e.asset = ${position.collateralAsset}`.execute(tx);
-  const positive = (v: string | null | undefined) => {
-    const n = BigInt(v ?? 0);
-    return n > 0n ? n : 0n;
-  };
+  // Collateral the account's fills took from the wallet (their entries on it are negative).
+  const spent = await kindEntryTotals(tx, {
+    accountId,
+    kind: 'pm.fill',
+    ledgerAccount: position.walletAccount,
+    asset: position.collateralAsset,
+    memo: { key: 'condition_id', value: market },
+  });
+  const positive = (n: bigint) => (n > 0n ? n : 0n);
   return {
-    totalMicro: BigInt(rows[0]?.total ?? 0) + positive(held.rows[0]?.total),
-    marketMicro: BigInt(rows[0]?.market ?? 0) + positive(held.rows[0]?.market),
+    totalMicro: BigInt(rows[0]?.total ?? 0) + positive(-spent.total),
+    marketMicro: BigInt(rows[0]?.market ?? 0) + positive(-spent.matching),
   };
 }
 

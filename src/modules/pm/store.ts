@@ -1,7 +1,7 @@
 // The tables of the prediction-market credentials (migration 0035): the credentials with their
 // sealed material, their uses per minute and the client networks they were used from.
 
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db, DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 import type { PmVenue } from '../../adapters/pm-venue/port.ts';
@@ -243,4 +243,13 @@ export function deleteVenueCredentialUsageBefore(db: Db, before: Date): Promise<
         SELECT credential_id, minute FROM venue_credential_usage WHERE minute < ${before} LIMIT ${RETENTION_BATCH_SIZE})
       RETURNING 1 AS one`,
   );
+}
+
+/**
+ * A query for another module's statement: each Polymarket funder address named by a venue
+ * credential, with the account and time of the first (`address`, `account_id`, `created_at`).
+ */
+export function firstCredentialPerFunderSql(): RawBuilder<unknown> {
+  return sql`SELECT DISTINCT ON (funder) funder AS address, account_id, created_at
+    FROM venue_credentials WHERE venue = 'polymarket' AND funder IS NOT NULL ORDER BY funder, created_at`;
 }

@@ -1,5 +1,6 @@
 // The tables of the policies module: policy versions (append-only) and spend reservations.
 
+import { sql, type RawBuilder } from 'kysely';
 import { lockUntilCommit, type DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
@@ -123,4 +124,12 @@ export async function policyWalletsOf(db: DbExecutor, accountId: string): Promis
     .distinct()
     .execute();
   return rows.map((r) => r.wallet);
+}
+
+/**
+ * A query for another module's statement: each wallet with a policy, with the account and time of
+ * its first policy (`address`, `account_id`, `created_at`).
+ */
+export function firstPolicyPerWalletSql(): RawBuilder<unknown> {
+  return sql`SELECT DISTINCT ON (wallet) wallet AS address, account_id, created_at FROM policies ORDER BY wallet, created_at`;
 }
