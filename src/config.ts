@@ -401,7 +401,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
+  return freezeAreas(config);
+}
+
+/**
+ * Freezes every area of the configuration (each object-valued setting, deeply): parsed once, read
+ * everywhere, changed nowhere. A change is a new configuration (the devnet's door makes one). The
+ * top level stays open for the two settings the runtime learns as it starts: the public URL once
+ * it listens and a development operator token.
+ */
+export function freezeAreas(config: Config): Config {
+  for (const value of Object.values(config)) deepFreeze(value);
   return config;
+}
+
+function deepFreeze(value: unknown): void {
+  // Byte arrays (keys) cannot be frozen; nothing writes them.
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value) || ArrayBuffer.isView(value))
+    return;
+  Object.freeze(value);
+  for (const inner of Object.values(value)) deepFreeze(inner);
 }
 
 /** The tests' sealing key: fixed (child processes of a test open what it sealed), not secret. */

@@ -4,7 +4,7 @@
 import { parseCountryList } from '../adapters/geo/countries.ts';
 import { DEFAULT_RESTRICTED_COUNTRIES } from '../adapters/geo/restricted.ts';
 import { parseKeyMaterial, PUBLIC_DEV_KEY_ID, SEALING_KEY_ID_PATTERN } from '../core/sealing.ts';
-import { parsePmRateLanes, type PmRateLanes } from '../modules/ratelanes/lanes.ts';
+import { parsePmRateLanes, type PmRateLanes } from './rate-lanes.ts';
 import {
   type PmContracts,
   POLYMARKET_CONTRACTS,

@@ -1,7 +1,7 @@
 // The configuration's shape: every setting's type, its defaults and the constants they come from
 // (real deployments, development keys). Read by src/config.ts, which parses the environment.
 
-import { type PmRateLanes } from '../modules/ratelanes/lanes.ts';
+import { type PmRateLanes } from './rate-lanes.ts';
 
 import type { PurserEnv } from '../core/settings.ts';
 

@@ -5,7 +5,7 @@
 // rest of the service reads like any other, and its development routes under /v1/dev/.
 
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
+import { freezeAreas, type Config } from '../config.ts';
 import type { DatabaseHandle } from '../core/db/database.ts';
 import type { RouteDefinition } from '../core/http/route-table.ts';
 import { devnetConfig } from './config-overrides.ts';
@@ -94,28 +94,5 @@ export async function openDevnet(params: OpenDevnetParameters): Promise<OpenedDe
         `${config.devnet.keeperIntervalMs} ms (DEVNET_KEEPER_INTERVAL_MS; 0 turns it off)`,
     );
   }
-  return { config: freezeDevnetSections(devnetConfig(config, info)), devnet: info, routes: devRoutes };
-}
-
-/** Freezes, deeply, the sections of the configuration the devnet wrote: nothing changes them later. */
-function freezeDevnetSections(config: Config): Config {
-  for (const key of [
-    'rpcUrls',
-    'bundlerUrls',
-    'kernel',
-    'cctp',
-    'pm',
-    'venues',
-    'prices',
-    'devnet',
-  ] as const) {
-    deepFreeze(config[key]);
-  }
-  return config;
-}
-
-function deepFreeze(value: unknown): void {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  for (const inner of Object.values(value)) deepFreeze(inner);
+  return { config: freezeAreas(devnetConfig(config, info)), devnet: info, routes: devRoutes };
 }

@@ -490,8 +490,12 @@ describe('the platform order cap', () => {
     const lane = 'polymarket:orders';
     // Spend the lane, whatever earlier tests left in it.
     await sql`DELETE FROM rate_lanes WHERE lane = ${lane}`.execute(t.db.db);
-    const saved = t.deps.config.pm.rateLanes.orders;
-    t.deps.config.pm.rateLanes.orders = { capacity: 1, refillPerSecond: 0.001 };
+    // The configuration's areas are frozen: the test swaps in a pm area with a one-token lane.
+    const saved = t.deps.config.pm;
+    t.deps.config.pm = {
+      ...saved,
+      rateLanes: { ...saved.rateLanes, orders: { capacity: 1, refillPerSecond: 0.001 } },
+    };
     try {
       expect((await order(tr)).statusCode).toBe(201);
       const before = posted();
@@ -500,7 +504,7 @@ describe('the platform order cap', () => {
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
       expect(posted()).toBe(before);
     } finally {
-      t.deps.config.pm.rateLanes.orders = saved;
+      t.deps.config.pm = saved;
       await sql`DELETE FROM rate_lanes WHERE lane = ${lane}`.execute(t.db.db);
     }
   });

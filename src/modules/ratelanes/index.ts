@@ -14,5 +14,5 @@ export {
   type PmRateLaneKind,
   type PmRateLanes,
   type RateLaneConfig,
-} from './lanes.ts';
+} from '../../config/rate-lanes.ts';
 export { peekTokens, returnTokens, takeTokens, type LaneTokens, type TakeTokensResult } from './store.ts';

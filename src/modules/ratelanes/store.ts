@@ -17,7 +17,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
-import type { RateLaneConfig } from './lanes.ts';
+import type { RateLaneConfig } from '../../config/rate-lanes.ts';
 
 export interface RateLanesTable {
   lane: string;

@@ -1,6 +1,7 @@
 // Rate lane configuration: the typed shape of one lane, the Polymarket defaults, and the parser of
 // the PM_RATE_LANES setting (called by src/config.ts, which owns process.env). No database here,
-// so configuration can import this file alone.
+// so configuration can import this file alone; the rate lanes module (src/modules/ratelanes/)
+// takes tokens from the lanes configured here.
 
 /** A token bucket: up to `capacity` tokens, refilled continuously at `refillPerSecond`. */
 export interface RateLaneConfig {
