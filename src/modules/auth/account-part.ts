@@ -64,22 +64,23 @@ export const authAccountPart: AccountPart = {
 };
 
 /** Offboarding: revokes the account's live sessions at `now`; returns their ids, sorted. */
-export async function revokeAccountSessions(tx: DbExecutor, accountId: string, now: Date): Promise<string[]> {
-  const rows = await tx
-    .updateTable('sessions')
-    .set({ revoked_at: now })
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .returning(['id'])
-    .execute();
-  return rows.map((r) => r.id).sort();
+export function revokeAccountSessions(tx: DbExecutor, accountId: string, now: Date): Promise<string[]> {
+  return revokeLive(tx, 'sessions', accountId, now);
 }
 
 /** Offboarding: revokes the account's live keys at `now`; returns their ids, sorted. */
-export async function revokeAccountKeys(tx: DbExecutor, accountId: string, now: Date): Promise<string[]> {
+export function revokeAccountKeys(tx: DbExecutor, accountId: string, now: Date): Promise<string[]> {
+  return revokeLive(tx, 'api_keys', accountId, now);
+}
+
+async function revokeLive(
+  tx: DbExecutor,
+  table: 'sessions' | 'api_keys',
+  accountId: string,
+  now: Date,
+): Promise<string[]> {
   const rows = await tx
-    .updateTable('api_keys')
+    .updateTable(table)
     .set({ revoked_at: now })
     .where('account_id', '=', accountId)
     .where('revoked_at', 'is', null)

@@ -48,6 +48,7 @@ export interface DelegationsTable {
   renewed_from: string | null;
   enable_sig: string | null;
   owner: string | null;
+  /** Set at confirm for an account not deployed then: its index and the factory call that deploys it. */
   account_index: string | null;
   factory: string | null;
   factory_data: string | null;
@@ -63,38 +64,15 @@ declare module '../../core/db/schema.ts' {
   }
 }
 
-export interface DelegationRow {
-  id: string;
-  account_id: string;
-  wallet: string;
-  chain_id: number;
-  status: DelegationStatus;
-  permission_id: string;
-  validation_id: string;
-  kernel_version: string;
-  domain_version: string;
-  enable_data: string;
-  selector_data: string;
-  kernel_nonce: number;
-  digest: string;
-  session_key: string;
+/** A delegation as the module uses it: the table's row with its json and bigint columns typed. */
+export interface DelegationRow extends Omit<
+  Selectable<DelegationsTable>,
+  'modules' | 'scope' | 'valid_after' | 'valid_until'
+> {
   modules: Record<string, string>;
   scope: StoredScope;
   valid_after: number;
   valid_until: number;
-  account_deployed: boolean;
-  policy_version: number;
-  renewed_from: string | null;
-  enable_sig: string | null;
-  owner: string | null;
-  /** Set at confirm for an account not deployed then: its index and the factory call that deploys it. */
-  account_index: string | null;
-  factory: string | null;
-  factory_data: string | null;
-  created_at: Date;
-  confirmed_at: Date | null;
-  revoked_at: Date | null;
-  expired_at: Date | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -41,23 +41,22 @@ declare module '../../core/db/schema.ts' {
 
 export type SettlementRow = Selectable<PaymentSettlementsTable>;
 
-export interface NewSettlementRow {
-  id: string;
-  account_id: string;
-  purpose: string;
-  chain_id: number;
-  token: string;
-  payer: string;
-  payee: string;
-  value: string;
-  valid_after: string;
-  valid_before: string;
-  nonce: string;
-  signature: string;
-  request: Json;
-  from_block: string;
-  now: Date;
-}
+/** What a new settlement is recorded with: the authorization, the request it carried and when. */
+export type NewSettlementRow = Pick<
+  PaymentSettlementsTable,
+  | 'id'
+  | 'account_id'
+  | 'purpose'
+  | 'chain_id'
+  | 'token'
+  | 'payer'
+  | 'payee'
+  | 'value'
+  | 'valid_after'
+  | 'valid_before'
+  | 'nonce'
+  | 'from_block'
+> & { signature: string; request: Json; now: Date };
 
 /** Inserts a settlement unless one exists for (chain, token, payer, nonce); returns the row that is there. */
 export async function insertSettlement(
