@@ -1,4 +1,6 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { applyVocabularies } from './core/http/vocabulary.ts';
+import { policyVocabularies } from './modules/policies/index.ts';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -103,7 +105,11 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       }),
   });
 
-  const table = [...routeTable, ...(options.extraRoutes ?? [])];
+  // The words of the schemas' vocabularies (the policy's venues) come from this configuration.
+  const table = applyVocabularies(
+    [...routeTable, ...(options.extraRoutes ?? [])],
+    policyVocabularies(deps.tokenRegistry),
+  );
   const document = buildOpenApiDocument(mountedRoutes(table, config.env), {
     title: API_TITLE,
     version: API_VERSION,

@@ -2,6 +2,9 @@
 // included: the SDK drives the devnet too) and the TypeScript types openapi-typescript makes of
 // it. `npm run sdk:generate` writes both into packages/sdk; the suite checks they are current.
 
+import { CONVERSION_VENUES } from '../adapters/venues/port.ts';
+import { applyVocabularies } from '../core/http/vocabulary.ts';
+import { EXECUTION_VENUE_VOCABULARY } from '../modules/policies/index.ts';
 import { writeFileSync } from 'node:fs';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { API_DESCRIPTION, API_TITLE, API_VERSION } from '../api-info.ts';
@@ -21,7 +24,12 @@ export interface SdkSchema {
 
 export async function generateSdkSchema(): Promise<SdkSchema> {
   const { devRoutes } = await import('../devnet/routes/routes.ts');
-  const document = buildOpenApiDocument([...routeTable, ...devRoutes], {
+  // As served in development: every conversion venue Purser has an adapter for, the devnet's AMM
+  // included (the devnet's door adds it there).
+  const routes = applyVocabularies([...routeTable, ...devRoutes], {
+    [EXECUTION_VENUE_VOCABULARY]: CONVERSION_VENUES,
+  });
+  const document = buildOpenApiDocument(routes, {
     title: API_TITLE,
     version: API_VERSION,
     description: API_DESCRIPTION,

@@ -47,7 +47,12 @@ export function isAgentTool(route: RouteDefinition): boolean {
   return !NOT_TOOLS.has(route.operationId);
 }
 
-const plain = (schema: unknown): JsonSchema => JSON.parse(JSON.stringify(schema ?? {})) as JsonSchema;
+// A vocabulary mark left in (a route table not built by an app: the stdio server's) is dropped: the
+// server's own validation holds the words.
+const plain = (schema: unknown): JsonSchema =>
+  JSON.parse(JSON.stringify(schema ?? {}), (key, value: unknown) =>
+    key === 'x-vocabulary' ? undefined : value,
+  ) as JsonSchema;
 
 export function toolOf(route: RouteDefinition): McpTool {
   const properties: Record<string, JsonSchema> = {};

@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import { Type, type Static, type TOptional, type TProperties } from 'typebox';
+import { vocabularyString, type Vocabularies } from '../../core/http/vocabulary.ts';
 import { canonicalJson } from '../../core/canonical-json.ts';
 import type { TokenRegistry } from '../registry/index.ts';
 import { MAX_USD_MICRO, parseUsd, USD_PATTERN } from '../../core/money.ts';
@@ -12,8 +13,17 @@ import { MAX_USD_MICRO, parseUsd, USD_PATTERN } from '../../core/money.ts';
 export const POLICY_CHAIN_IDS = [8453, 84532, 137] as const;
 export type PolicyChainId = (typeof POLICY_CHAIN_IDS)[number];
 
-/** Every venue name the platform knows (decisions.md, "Venue identifiers"). */
-export const EXECUTION_VENUE_NAMES = ['0x', 'kyberswap', 'aerodrome', 'uniswap-v3', 'devnet-amm'] as const;
+/**
+ * The vocabulary of `execution.venues`: the conversion venues the token registry lists, the real
+ * ones and those the configuration adds (decisions.md, "Venue identifiers"). The application
+ * gives its words when it builds (`policyVocabularies`).
+ */
+export const EXECUTION_VENUE_VOCABULARY = 'ExecutionVenue';
+
+/** The words of the policy document's vocabularies, from the registry this application built. */
+export function policyVocabularies(registry: TokenRegistry): Vocabularies {
+  return { [EXECUTION_VENUE_VOCABULARY]: registry.conversionVenues() };
+}
 export const PREDICTION_MARKET_VENUES = ['polymarket', 'kalshi'] as const;
 
 const usd = (description: string) =>
@@ -45,7 +55,7 @@ const FIELDS = {
       maximum: 10_000,
       description: 'Slippage budget, basis points',
     }),
-    venues: Type.Array(Type.Enum(EXECUTION_VENUE_NAMES), {
+    venues: Type.Array(vocabularyString(EXECUTION_VENUE_VOCABULARY), {
       uniqueItems: true,
       description: 'Venue allowlist for conversions: venues of the chain that settle conversions',
     }),
@@ -211,11 +221,8 @@ export function platformDefaults(registry: TokenRegistry, chainId: PolicyChainId
     execution: {
       max_slippage_bps: 50,
       venues: (chain?.venues ?? [])
-        .filter((v) => v.settles)
-        .map((v) => v.name)
-        .filter((v): v is (typeof EXECUTION_VENUE_NAMES)[number] =>
-          (EXECUTION_VENUE_NAMES as readonly string[]).includes(v),
-        ),
+        .filter((v) => v.settles && registry.conversionVenues().includes(v.name))
+        .map((v) => v.name),
       deadline_minutes: 30,
     },
     gas: { enabled: true, max_top_up_usd: '5' },

@@ -3,9 +3,11 @@
 
 export {
   documentProblems,
+  EXECUTION_VENUE_VOCABULARY,
   fillDefaults,
   platformDefaults,
   policyHash,
+  policyVocabularies,
   POLICY_CHAIN_IDS,
   type PolicyChainId,
   type PolicyDocument,

@@ -151,6 +151,26 @@ describe('PUT /v1/policies', () => {
     expect(audit.map((a) => [a.action, a.actor])).toEqual([['policy.updated', `session:${owner.sessionId}`]]);
   });
 
+  it('takes only the venues its registry lists: no devnet AMM where the devnet did not configure one', async () => {
+    // This app has no devnet: its registry lists the four real conversion venues.
+    expect(t.deps.tokenRegistry.conversionVenues()).not.toContain('devnet-amm');
+    const before = await countPolicies();
+    const res = await put({
+      version: 1,
+      wallet: randomAddress(),
+      chain_id: 8453,
+      execution: { venues: ['devnet-amm'] },
+    });
+    const body = expectErrorBody(res, 400, 'INVALID_REQUEST');
+    expect(body.message).toContain('execution.venues[0]');
+    expect(await countPolicies()).toBe(before);
+    // The served document holds the same words, filled in when the app was built.
+    const doc = (await t.app.fastify.inject({ method: 'GET', url: '/v1/openapi.json' })).body;
+    expect(doc.includes('"enum":["0x","kyberswap","aerodrome","uniswap-v3"]')).toBe(true);
+    expect(doc.includes('"enum":["0x","kyberswap","aerodrome","uniswap-v3","devnet-amm"]')).toBe(false);
+    expect(doc.includes('x-vocabulary')).toBe(false);
+  });
+
   it('refuses every bad field at once and stores nothing', async () => {
     const before = await countPolicies();
     const res = await put({

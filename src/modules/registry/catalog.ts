@@ -6,7 +6,11 @@
 
 import type { Address } from 'viem';
 
-/** Every venue identifier the registry can list (decisions.md, "Venue identifiers"). */
+/**
+ * Every venue identifier the registry can list (decisions.md, "Venue identifiers"). The catalog
+ * lists the real venues; a conversion venue the configuration adds (the devnet's own AMM, through
+ * the devnet's door) is listed where its adapter serves a chain.
+ */
 export type VenueName = '0x' | 'kyberswap' | 'aerodrome' | 'uniswap-v3' | 'devnet-amm' | 'polymarket';
 
 export interface CatalogToken {
@@ -26,8 +30,6 @@ export interface CatalogVenue {
    * (polymarket settles prediction-market orders on Polygon, not conversions).
    */
   settles: boolean;
-  /** Listed only in the development environment (the devnet's own AMM). */
-  developmentOnly?: true;
 }
 
 export interface CatalogChain {
@@ -49,7 +51,6 @@ export const CATALOG: readonly CatalogChain[] = [
       { name: 'kyberswap', settles: true },
       { name: 'aerodrome', settles: true },
       { name: 'uniswap-v3', settles: true },
-      { name: 'devnet-amm', settles: true, developmentOnly: true },
     ],
     tokens: [
       { symbol: 'USDC', address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', decimals: 6, stable: true },

@@ -117,8 +117,11 @@ describe('buildTokenRegistry', () => {
     expect(buildTokenRegistry('production').findToken(8453, 'EURC')?.stable).toBe(false);
   });
 
-  it('adds the devnet AMM in development only, on Base', () => {
-    const dev = buildTokenRegistry('development');
+  it('lists a conversion venue the configuration adds (the devnet AMM) where its adapter serves, and only there', () => {
+    // As the devnet's door configures it: its AMM serves Base, beside Uniswap v3 and Aerodrome.
+    const dev = buildTokenRegistry('development', undefined, {
+      8453: ['uniswap-v3', 'aerodrome', 'devnet-amm'],
+    });
     expect(dev.chain(8453)?.venues.map((v) => v.name)).toEqual([
       '0x',
       'kyberswap',
@@ -129,9 +132,14 @@ describe('buildTokenRegistry', () => {
     expect(dev.chain(8453)?.venues.find((v) => v.name === 'devnet-amm')?.settles).toBe(true);
     expect(dev.chain(84532)?.venues).toEqual([]);
     expect(dev.chain(137)?.venues).toEqual([{ name: 'polymarket', settles: false }]);
-    const prod = buildTokenRegistry('production');
-    for (const chain of prod.registryChains())
-      expect(chain.venues.map((v) => v.name)).not.toContain('devnet-amm');
+    // The words a policy's execution.venues may carry follow: every conversion venue listed.
+    expect(dev.conversionVenues()).toEqual(['0x', 'kyberswap', 'aerodrome', 'uniswap-v3', 'devnet-amm']);
+    // Without the devnet's configuration (production, or development without the devnet), no AMM.
+    for (const registry of [buildTokenRegistry('production'), buildTokenRegistry('development')]) {
+      for (const chain of registry.registryChains())
+        expect(chain.venues.map((v) => v.name)).not.toContain('devnet-amm');
+      expect(registry.conversionVenues()).toEqual(['0x', 'kyberswap', 'aerodrome', 'uniswap-v3']);
+    }
   });
 
   it('takes devnet addresses in development, by symbol in any case, and keeps real ones for the rest', () => {
@@ -198,7 +206,11 @@ describe('GET /v1/tokens', () => {
   let production: App;
   let development: App;
   let limited: App;
-  const devRegistry = buildTokenRegistry('development', { 8453: { USDC: DEVNET.usdc } });
+  const devRegistry = buildTokenRegistry(
+    'development',
+    { 8453: { USDC: DEVNET.usdc } },
+    { 8453: ['0x', 'kyberswap', 'aerodrome', 'uniswap-v3', 'devnet-amm'] },
+  );
 
   const makeApp = (config: Partial<Config>, tokenRegistry?: TokenRegistry, more: Partial<AppDeps> = {}) => {
     const deps: AppDeps = {

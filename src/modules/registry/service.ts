@@ -35,14 +35,9 @@ export interface RegistryChain {
  */
 export type SettlingVenues = Record<number, readonly string[]>;
 
-const CONVERSION_VENUE_NAMES: readonly VenueName[] = [
-  '0x',
-  'kyberswap',
-  'aerodrome',
-  'uniswap-v3',
-  'devnet-amm',
-];
-const isConversionVenue = (name: VenueName): boolean => CONVERSION_VENUE_NAMES.includes(name);
+/** The venues listed for another role than conversions (prediction markets). */
+const PREDICTION_MARKET_VENUE_NAMES: readonly VenueName[] = ['polymarket'];
+const isConversionVenue = (name: VenueName): boolean => !PREDICTION_MARKET_VENUE_NAMES.includes(name);
 
 /** Addresses the devnet deployed, by chain id and symbol (any case: `pUSD` and `PUSD` are one). */
 export type DevnetTokenAddresses = Record<number, Record<string, `0x${string}`>>;
@@ -51,6 +46,11 @@ export interface TokenRegistry {
   readonly env: PurserEnv;
   /** Every supported chain, in a stable order (Base, Base Sepolia, Polygon). */
   registryChains(): readonly RegistryChain[];
+  /**
+   * The conversion venues listed on any chain, settling or not: the names a policy's
+   * `execution.venues` may carry (the real venues, and those the configuration adds).
+   */
+  conversionVenues(): readonly string[];
   /** The chain's entry, or null when the chain is not supported. */
   chain(chainId: number): RegistryChain | null;
   /**
@@ -88,12 +88,7 @@ export function buildTokenRegistry(
     );
   }
   const chains = CATALOG.map((entry) =>
-    buildChain(
-      entry,
-      env,
-      devnetTokens?.[entry.chainId] ?? {},
-      settling ? (settling[entry.chainId] ?? []) : null,
-    ),
+    buildChain(entry, devnetTokens?.[entry.chainId] ?? {}, settling ? (settling[entry.chainId] ?? []) : null),
   );
   const byId = new Map(chains.map((c) => [c.chainId, c]));
   const bySymbol = new Map(chains.map((c) => [c.chainId, new Map(c.tokens.map((t) => [t.symbol, t]))]));
@@ -101,9 +96,13 @@ export function buildTokenRegistry(
     chains.map((c) => [c.chainId, new Map(c.tokens.map((t) => [t.address.toLowerCase(), t]))]),
   );
   const frozen = Object.freeze(chains);
+  const conversionVenues = Object.freeze([
+    ...new Set(chains.flatMap((c) => c.venues.filter((v) => isConversionVenue(v.name)).map((v) => v.name))),
+  ]);
   return Object.freeze({
     env,
     registryChains: () => frozen,
+    conversionVenues: () => conversionVenues,
     chain: (chainId: number) => byId.get(chainId) ?? null,
     findToken: (chainId: number, symbolOrAddress: string) => {
       if (ADDRESS_PATTERN.test(symbolOrAddress)) {
@@ -116,7 +115,6 @@ export function buildTokenRegistry(
 
 function buildChain(
   entry: CatalogChain,
-  env: PurserEnv,
   devnet: Record<string, string>,
   settling: readonly string[] | null,
 ): RegistryChain {
@@ -145,15 +143,17 @@ function buildChain(
   const wrapped = tokens.find((t) => t.symbol === entry.wrappedNativeSymbol);
   if (!wrapped)
     throw new Error(`Chain ${entry.chainId}: wrapped native ${entry.wrappedNativeSymbol} is not a token`);
-  const venues = entry.venues
-    .filter((v) => env === 'development' || !v.developmentOnly)
-    .map((v) =>
-      Object.freeze({
-        name: v.name,
-        // A conversion venue settles where an adapter serves the chain; the catalog says so otherwise.
-        settles: settling && isConversionVenue(v.name) ? settling.includes(v.name) : v.settles,
-      }),
-    );
+  const venues = entry.venues.map((v) =>
+    Object.freeze({
+      name: v.name,
+      // A conversion venue settles where an adapter serves the chain; the catalog says so otherwise.
+      settles: settling && isConversionVenue(v.name) ? settling.includes(v.name) : v.settles,
+    }),
+  );
+  // Conversion venues the configuration adds (the devnet's AMM): listed where an adapter serves.
+  for (const name of settling ?? [])
+    if (!venues.some((v) => v.name === name))
+      venues.push(Object.freeze({ name: name as VenueName, settles: true }));
   return Object.freeze({
     chainId: entry.chainId,
     name: entry.name,

@@ -11,7 +11,8 @@ import { actorName, type Actor } from '../../core/http/actor.ts';
 import { findAccountById } from '../account/index.ts';
 import { recordAudit, type NetworkContext } from '../audit/index.ts';
 import { emitEvent } from '../events/index.ts';
-import { EXECUTION_VENUE_NAMES, PREDICTION_MARKET_VENUES } from '../policies/document.ts';
+import { CONVERSION_VENUES } from '../../adapters/venues/port.ts';
+import { PREDICTION_MARKET_VENUES } from '../policies/document.ts';
 import {
   accountsOfWallet,
   deleteOffSwitch,
@@ -32,11 +33,11 @@ import {
 export { SWITCH_SCOPES, type OffSwitch, type SwitchScope, type SwitchSource };
 
 /**
- * Every venue a switch can name, in one list: the conversion venues, the prediction-market
- * venues, and `credential_intake` (hosted venue-credential intake).
+ * Every venue a switch can name, in one list: the conversion venues Purser has an adapter for, the
+ * prediction-market venues, and `credential_intake` (hosted venue-credential intake).
  */
 export const SWITCH_VENUES = [
-  ...EXECUTION_VENUE_NAMES,
+  ...CONVERSION_VENUES,
   ...PREDICTION_MARKET_VENUES,
   'credential_intake',
 ] as const;
