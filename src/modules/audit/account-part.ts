@@ -2,6 +2,7 @@
 // kept for good, with the network context beside them (kept 90 days).
 
 import { type AccountPart, isoTime, jsonColumn } from '../../core/account-part.ts';
+import { listAudit } from './store.ts';
 
 export const auditAccountPart: AccountPart = {
   module: 'audit',
@@ -10,24 +11,7 @@ export const auditAccountPart: AccountPart = {
     { table: 'audit_log', column: 'account_id', exported: 'audit_log', offboard: 'kept' },
   ],
   async exportSections({ tx, accountId, fetch, bounded }) {
-    const rows = await tx
-      .selectFrom('audit_log')
-      .leftJoin('network_context', 'network_context.audit_id', 'audit_log.id')
-      .select([
-        'audit_log.seq',
-        'audit_log.id',
-        'audit_log.actor',
-        'audit_log.action',
-        'audit_log.subject',
-        'audit_log.details',
-        'audit_log.created_at',
-        'network_context.client_ip',
-        'network_context.user_agent',
-      ])
-      .where('audit_log.account_id', '=', accountId)
-      .orderBy('audit_log.seq', 'desc')
-      .limit(fetch)
-      .execute();
+    const rows = await listAudit(tx, accountId, fetch);
     return {
       audit_log: bounded('audit_log', rows).map((a) => ({
         id: a.id,

@@ -2,18 +2,13 @@
 // events, append-only and kept for good.
 
 import { type AccountPart, isoTime, jsonColumn } from '../../core/account-part.ts';
+import { listEvents } from './store.ts';
 
 export const eventsAccountPart: AccountPart = {
   module: 'events',
   tables: [{ table: 'events', column: 'account_id', exported: 'events', offboard: 'kept' }],
   async exportSections({ tx, accountId, fetch, bounded }) {
-    const rows = await tx
-      .selectFrom('events')
-      .select(['seq', 'id', 'kind', 'subject', 'payload', 'created_at'])
-      .where('account_id', '=', accountId)
-      .orderBy('seq', 'desc')
-      .limit(fetch)
-      .execute();
+    const rows = await listEvents(tx, accountId, fetch);
     return {
       events: bounded('events', rows).map((e) => ({
         id: e.id,
