@@ -1,4 +1,4 @@
-import { sql, type Generated, type Insertable, type RawBuilder } from 'kysely';
+import { sql, type Generated, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
@@ -23,13 +23,10 @@ declare module '../../core/db/schema.ts' {
   }
 }
 
+type FeatureRequestRow = Selectable<FeatureRequestsTable>;
+
 /** What the public list shows of a request: never its body nor its requester. */
-export interface PublicFeatureRequestRow {
-  id: string;
-  title: string;
-  status: FeatureRequestStatus;
-  created_at: Date;
-}
+export type PublicFeatureRequestRow = Pick<FeatureRequestRow, 'id' | 'title' | 'status' | 'created_at'>;
 
 export async function insertFeatureRequest(
   db: DbExecutor,
@@ -67,14 +64,7 @@ export async function findFeatureRequest(
 }
 
 /** The insert as a SQL call (`purser_insert_feature_request`), for the fee's booking statement. */
-export function featureRequestCall(row: {
-  id: string;
-  account_id: string;
-  title: string;
-  body: string;
-  status: FeatureRequestStatus;
-  created_at: Date;
-}): RawBuilder<unknown> {
+export function featureRequestCall(row: Omit<FeatureRequestRow, 'seq' | 'updated_at'>): RawBuilder<unknown> {
   return sql`purser_insert_feature_request(${row.id}, ${row.account_id}, ${row.title}, ${row.body},
     ${row.status}, ${row.created_at}::timestamptz)`;
 }
