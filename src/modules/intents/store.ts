@@ -1,6 +1,6 @@
 // The intents table: one row per admitted conversion or gas top-up (see migration 0028).
 
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { PolicyRow } from '../policies/index.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
@@ -49,23 +49,10 @@ declare module '../../core/db/schema.ts' {
   }
 }
 
-export interface IntentRow {
-  id: string;
-  account_id: string;
-  wallet: string;
-  chain_id: number;
-  kind: IntentKind;
-  status: IntentStatus;
-  policy_version: number;
-  policy_hash: string;
+/** An intent as the module uses it: the table's row with its json columns typed. */
+export interface IntentRow extends Omit<Selectable<IntentsTable>, 'params' | 'report'> {
   params: IntentParams;
   report: Record<string, unknown>;
-  value_micro_usd: string;
-  reservation_id: string | null;
-  fee_group_id: string | null;
-  fee_micro_usd: string;
-  created_at: Date;
-  updated_at: Date;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

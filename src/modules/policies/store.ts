@@ -1,6 +1,6 @@
 // The tables of the policies module: policy versions (append-only) and spend reservations.
 
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { lockUntilCommit, type DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
@@ -36,15 +36,7 @@ declare module '../../core/db/schema.ts' {
   }
 }
 
-export interface PolicyRow {
-  account_id: string;
-  wallet: string;
-  version: number;
-  hash: string;
-  document: unknown;
-  defaulted: string[];
-  created_at: Date;
-}
+export type PolicyRow = Selectable<PoliciesTable>;
 
 /**
  * Serializes writers of one (account, wallet) policy history until the transaction ends, in
