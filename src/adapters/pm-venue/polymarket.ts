@@ -1,7 +1,9 @@
 // Polymarket's CLOB V2 (clob.polymarket.com): the HTTP client of the trading calls order routing
 // needs (create or derive an API credential, post, read back, list, cancel, trades, balances,
 // market data). Its headers are polymarket-auth.ts's (L1 `ClobAuth`, L2 HMAC), its orders
-// polymarket-orders.ts's (typed data, signature, `POST /order` body; amounts in order-amounts.ts).
+// polymarket-orders.ts's (typed data, signature, `POST /order` body; amounts in order-amounts.ts),
+// its transport and the reading of the venue's statuses polymarket-http.ts's, and the shapes of
+// its answers polymarket-answers.ts's.
 // The formats are clob-client-v2 1.1.0's (`src/client.ts`, `src/types/*`; protocols.md §8.3,
 // §8.5); the answers are the CLOB's (`{"error": "…"}` bodies, docs.polymarket.com "Error Codes").
 //
@@ -16,8 +18,7 @@
 import { getAddress, type Address, type Hex, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { systemClock, type Clock } from '../../core/clock.ts';
-import { parseRetryAfter } from '../venues/aggregator-http.ts';
-import { isClobTickSize, OrderInputError } from './order-amounts.ts';
+import { isClobTickSize } from './order-amounts.ts';
 import {
   ClobVenueRejected,
   VenueRejected,
@@ -25,9 +26,6 @@ import {
   type ClobApiCredentials,
   type ClobBalanceAllowance,
   type ClobBalanceAllowanceQuery,
-  type ClobCallOptions,
-  type ClobCancelResult,
-  type ClobL2Auth,
   type ClobOpenOrder,
   type ClobPostOrderResult,
   type ClobTrade,
@@ -36,7 +34,23 @@ import {
   type PolymarketClobPort,
 } from './port.ts';
 import { buildClobL1Headers, buildClobL2Headers } from './polymarket-auth.ts';
+import {
+  badFormat,
+  cancelResult,
+  checkOrderId,
+  checkTokenId,
+  CLOB_FIRST_CURSOR,
+  CLOB_LAST_CURSOR,
+  credentialsIn,
+  isOpenOrder,
+  isRecord,
+  isTrade,
+  MAX_PAGES,
+  strings,
+} from './polymarket-answers.ts';
+import { createClobHttp, scrub, secretsOf, venueText, type ClobAnswer } from './polymarket-http.ts';
 import { UINT, orderPayloadV2 } from './polymarket-orders.ts';
+export { CLOB_FIRST_CURSOR, CLOB_LAST_CURSOR } from './polymarket-answers.ts';
 export {
   CLOB_AUTH_MESSAGE,
   CLOB_AUTH_TYPES,
@@ -78,253 +92,14 @@ export interface PolymarketClobOptions {
   clock?: Clock;
 }
 
-/** The cursors of the venue's lists (clob-client-v2 `INITIAL_CURSOR`, `END_CURSOR`). */
-export const CLOB_FIRST_CURSOR = 'MA==';
-export const CLOB_LAST_CURSOR = 'LTE=';
-/** A list walk stops (VenueUnavailable) after this many pages rather than loop forever. */
-const MAX_PAGES = 10_000;
-const ORDER_ID = /^0x[0-9a-fA-F]{64}$/;
-
-interface ClobAnswer {
-  status: number;
-  headers: Headers;
-  /** The parsed body; undefined when it was empty or not JSON. */
-  json: unknown;
-  /** The body was there and was not JSON. */
-  notJson: boolean;
-}
-
-interface Request {
-  headers?: Record<string, string>;
-  /** The exact body text (already JSON). */
-  body?: string;
-  query?: Record<string, string | undefined>;
-  call?: ClobCallOptions;
-  /** For a POST /order: a failure leaves it unknown whether the order was taken. */
-  placing?: boolean;
-}
-
-/** `text` with every credential value taken out, whitespace folded, at most `max` characters. */
-function scrub(text: string, secrets: readonly string[], max: number): string {
-  let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
-  out = out.replace(/\s+/g, ' ').trim();
-  return out.length > max ? `${out.slice(0, max)}…` : out;
-}
-
-/** The venue's `error` text, with any credential value taken out, short. */
-function venueText(json: unknown, secrets: readonly string[]): string {
-  const raw = (json as { error?: unknown } | null)?.error;
-  return scrub(typeof raw === 'string' ? raw : '', secrets, 200);
-}
-
-function credentialsIn(json: unknown): ClobApiCredentials | null {
-  const body = json as { apiKey?: unknown; secret?: unknown; passphrase?: unknown } | null;
-  if (
-    typeof body?.apiKey === 'string' &&
-    body.apiKey !== '' &&
-    typeof body.secret === 'string' &&
-    body.secret !== '' &&
-    typeof body.passphrase === 'string' &&
-    body.passphrase !== ''
-  ) {
-    return { apiKey: body.apiKey, secret: body.secret, passphrase: body.passphrase };
-  }
-  return null;
-}
-
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
-const secretsOf = (auth: ClobL2Auth) => [auth.creds.secret, auth.creds.passphrase, auth.creds.apiKey];
-
-function isOpenOrder(v: unknown): v is ClobOpenOrder {
-  return (
-    isRecord(v) &&
-    typeof v.id === 'string' &&
-    typeof v.status === 'string' &&
-    (v.side === 'BUY' || v.side === 'SELL') &&
-    typeof v.price === 'string' &&
-    typeof v.original_size === 'string' &&
-    typeof v.size_matched === 'string'
-  );
-}
-
-function isTrade(v: unknown): v is ClobTrade {
-  return (
-    isRecord(v) &&
-    typeof v.id === 'string' &&
-    typeof v.taker_order_id === 'string' &&
-    typeof v.status === 'string' &&
-    typeof v.size === 'string' &&
-    typeof v.price === 'string' &&
-    Array.isArray(v.maker_orders)
-  );
-}
-
-function checkOrderId(what: string, orderId: string): void {
-  if (typeof orderId !== 'string' || !ORDER_ID.test(orderId)) {
-    throw new Error(`Polymarket CLOB ${what}: an order id is 0x and 64 hexadecimal digits`);
-  }
-}
-
-function checkTokenId(tokenId: string): void {
-  if (typeof tokenId !== 'string' || !UINT.test(tokenId)) {
-    throw new OrderInputError('tokenId', 'tokenId must be a decimal integer');
-  }
-}
-
 export function createPolymarketClob(options: PolymarketClobOptions): PolymarketClobPort {
   const baseUrl = (options.baseUrl ?? POLYMARKET_CLOB_DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const doFetch = options.fetch ?? fetch;
-  const clock = options.clock ?? systemClock;
-  const seconds = () => Math.floor(clock.now().getTime() / 1000);
-
-  async function call(
-    method: 'GET' | 'POST' | 'DELETE',
-    path: string,
-    what: string,
-    req: Request = {},
-  ): Promise<ClobAnswer> {
-    const unknownOutcome = req.placing
-      ? '; the order may have been placed: read it back by its hash before placing it again'
-      : '';
-    const callerSignal = req.call?.signal;
-    if (callerSignal?.aborted) {
-      throw new VenueUnavailable(`Polymarket CLOB ${what}: stopped by the caller before asking`);
-    }
-    // A caller's remaining budget is fractional milliseconds; the timer takes whole ones.
-    const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(req.call?.timeoutMs ?? options.timeoutMs)));
-    const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
-    const query = new URLSearchParams();
-    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) query.set(k, v);
-    const qs = query.toString();
-    const stopped = () =>
-      callerSignal?.aborted ? 'was stopped by the caller' : timeout.aborted ? 'timed out' : null;
-    let res: Response;
-    try {
-      res = await doFetch(`${baseUrl}${path}${qs ? `?${qs}` : ''}`, {
-        method,
-        headers: {
-          accept: 'application/json',
-          ...(req.body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...req.headers,
-        },
-        ...(req.body === undefined ? {} : { body: req.body }),
-        signal,
-      });
-    } catch (err) {
-      const name = (err as Error).name;
-      const why =
-        stopped() ??
-        (name === 'TimeoutError' || name === 'AbortError' ? 'timed out' : 'could not be reached');
-      throw new VenueUnavailable(`Polymarket CLOB ${what}: the venue ${why}${unknownOutcome}`);
-    }
-    let text: string;
-    try {
-      text = await res.text();
-    } catch {
-      const why = stopped() ?? 'broke off';
-      throw new VenueUnavailable(
-        `Polymarket CLOB ${what}: the answer ${why} (HTTP ${res.status})${unknownOutcome}`,
-      );
-    }
-    let json: unknown;
-    let notJson = false;
-    if (text.trim() !== '') {
-      try {
-        json = JSON.parse(text);
-      } catch {
-        notJson = true;
-      }
-    }
-    return { status: res.status, headers: res.headers, json, notJson };
-  }
-
-  function rateLimited(answer: ClobAnswer, what: string): VenueUnavailable {
-    const retryAfterMs = parseRetryAfter(answer.headers.get('retry-after'), clock.now()) ?? null;
-    return new VenueUnavailable(
-      `Polymarket CLOB ${what}: rate limited (HTTP 429${retryAfterMs === null ? '' : `, retry after ${retryAfterMs} ms`})`,
-      retryAfterMs,
-    );
-  }
-
-  /** A 429, a 5xx, an answer that is not JSON: the venue could not be asked. */
-  function unavailable(answer: ClobAnswer, what: string): VenueUnavailable | null {
-    if (answer.status === 429) return rateLimited(answer, what);
-    if (answer.status >= 500) return new VenueUnavailable(`Polymarket CLOB ${what}: HTTP ${answer.status}`);
-    if (answer.notJson)
-      return new VenueUnavailable(`Polymarket CLOB ${what}: the answer was not JSON (HTTP ${answer.status})`);
-    return null;
-  }
-
-  /**
-   * A trading or market-data call: 429, 5xx and other non-2xx statuses the venue does not answer
-   * with are VenueUnavailable; a 4xx is a ClobVenueRejected with the venue's text.
-   */
-  async function ask(
-    method: 'GET' | 'POST' | 'DELETE',
-    path: string,
-    what: string,
-    auth: ClobL2Auth | null,
-    req: Omit<Request, 'headers'> & { json?: boolean } = {},
-  ): Promise<ClobAnswer> {
-    const headers = auth
-      ? {
-          ...buildClobL2Headers({
-            address: getAddress(auth.address),
-            creds: auth.creds,
-            timestamp: seconds(),
-            method,
-            requestPath: path,
-            ...(req.body === undefined ? {} : { body: req.body }),
-          }),
-        }
-      : {};
-    const answer = await call(method, path, what, { ...req, headers });
-    const secrets = auth ? secretsOf(auth) : [];
-    const unknownOutcome = req.placing ? '; the order may have been placed' : '';
-    if (answer.status === 429) throw rateLimited(answer, what);
-    if (answer.status >= 500) {
-      const text = venueText(answer.json, secrets);
-      throw new VenueUnavailable(
-        `Polymarket CLOB ${what}: HTTP ${answer.status}${text ? `: ${text}` : ''}${unknownOutcome}`,
-      );
-    }
-    if (answer.status >= 400) {
-      const text = venueText(answer.json, secrets);
-      const credential = answer.status === 401 || answer.status === 403;
-      throw new ClobVenueRejected(
-        credential
-          ? `Polymarket CLOB ${what}: the venue refused the API credential (HTTP ${answer.status}${text ? `: ${text}` : ''})`
-          : `Polymarket CLOB ${what}: refused (HTTP ${answer.status}${text ? `: ${text}` : ''})`,
-        answer.status,
-        text,
-      );
-    }
-    if (answer.status < 200 || answer.status >= 300) {
-      throw new VenueUnavailable(`Polymarket CLOB ${what}: HTTP ${answer.status}${unknownOutcome}`);
-    }
-    if (req.json !== false && answer.notJson) {
-      throw new VenueUnavailable(
-        `Polymarket CLOB ${what}: the answer was not JSON (HTTP ${answer.status})${unknownOutcome}`,
-      );
-    }
-    return answer;
-  }
-
-  const badFormat = (what: string, why: string) =>
-    new VenueUnavailable(`Polymarket CLOB ${what}: the answer was not in the venue's format (${why})`);
-
-  function cancelResult(answer: ClobAnswer, what: string): ClobCancelResult {
-    const body = answer.json;
-    if (!isRecord(body) || !Array.isArray(body.canceled)) throw badFormat(what, 'no canceled list');
-    const notCanceled: Record<string, string> = {};
-    if (isRecord(body.not_canceled)) {
-      for (const [id, reason] of Object.entries(body.not_canceled)) notCanceled[id] = String(reason);
-    }
-    return { canceled: strings(body.canceled), notCanceled };
-  }
+  const { seconds, call, unavailable, ask } = createClobHttp({
+    baseUrl,
+    timeoutMs: options.timeoutMs,
+    fetch: options.fetch ?? fetch,
+    clock: options.clock ?? systemClock,
+  });
 
   async function l1(
     method: 'GET' | 'POST',
