@@ -1,6 +1,7 @@
-// What goes on a devnet chain: the keys and addresses the devnet uses, the contracts and tokens
-// it deploys, in their fixed order (deploymentPlan), and where its tokens live (the real chains'
-// addresses).
+// What goes on a devnet chain: the contracts and tokens it deploys, in their fixed order
+// (deploymentPlan), the addresses they land at (expectedDevnetContracts), and the markets its
+// Polymarket CLOB fake lists. The keys, chain ids and real chains' token addresses are
+// keys-and-addresses.ts's, the contracts' types deployed-contracts.ts's; both are re-exported here.
 
 import type { createPublicClient } from 'viem';
 import {
@@ -11,55 +12,57 @@ import {
   keccak256,
   pad,
   parseAbi,
-  parseEther,
   parseUnits,
   toHex,
   zeroAddress,
   type Address,
   type Hex,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { type ClobFakeMarket } from './fakes/clob.ts';
 import { CTF_EXCHANGE_V2 } from '../adapters/pm-venue/polymarket.ts';
-
-/** anvil's default account #0 (from the public "test … junk" mnemonic): the devnet deployer. */
-export const DEVNET_DEPLOYER_PRIVATE_KEY: Hex =
-  '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
-export const DEVNET_DEPLOYER: Address = privateKeyToAccount(DEVNET_DEPLOYER_PRIVATE_KEY).address;
-
-/**
- * anvil's default account #5: submits the devnet bundler's `handleOps` transactions and is their
- * beneficiary (no other devnet role uses it; Alto in tests runs on #6 and #7).
- */
-export const DEVNET_BUNDLER_PRIVATE_KEY: Hex =
-  '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba';
-/** What the bundler key is topped up to at start when it holds less than half of it. */
-export const DEVNET_BUNDLER_BALANCE = parseEther('10000');
-
-/** Canonical ERC-4337 EntryPoint v0.7 (same address on every chain, devnet included). */
-export const ENTRY_POINT_V07: Address = '0x0000000071727De22E5E9d8BAf0edAc6f37da032';
-/** Arachnid's deterministic CREATE2 deployer, which anvil pre-installs. */
-export const CREATE2_DEPLOYER: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C';
-/** Salt that puts @account-abstraction/contracts@0.7.0's EntryPoint at ENTRY_POINT_V07. */
-export const ENTRY_POINT_V07_SALT: Hex = '0x90d8084deab30c2a37c45e8d47f49f2f7965183cb6990a98943ef94940681de3';
-
-/** The CCTP domain of each devnet chain with Circle's CCTP V2 contracts (Circle's domain ids). */
-export const DEVNET_CCTP_DOMAINS: Record<number, number> = { 8453: 6, 137: 7 };
-/**
- * anvil's default account #8: the devnet's CCTP attester. The transmitters accept its signatures
- * and the Iris fake signs with it (no other devnet role uses it).
- */
-export const DEVNET_CCTP_ATTESTER_PRIVATE_KEY: Hex =
-  '0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97';
-export const DEVNET_CCTP_ATTESTER: Address = privateKeyToAccount(DEVNET_CCTP_ATTESTER_PRIVATE_KEY).address;
-
-/**
- * The admin of the devnet's collateral ramps (Polygon): it alone may `pause(asset)` /
- * `unpause(asset)` them. Not the deployer, whose nonces the deploy plan counts. Holds no ether
- * until a test gives it some. Not a secret: a development key.
- */
-export const DEVNET_RAMP_ADMIN_PRIVATE_KEY: Hex = keccak256(toHex('purser devnet collateral ramp admin'));
-export const DEVNET_RAMP_ADMIN: Address = privateKeyToAccount(DEVNET_RAMP_ADMIN_PRIVATE_KEY).address;
+import {
+  type DeployedKey,
+  type DevnetContracts,
+  type DevnetPolymarketContracts,
+  type DevnetToken,
+} from './deployed-contracts.ts';
+import {
+  BASE_CHAIN_ID,
+  BASE_SEPOLIA_CHAIN_ID,
+  DEVNET_CANONICAL_TOKENS,
+  DEVNET_CCTP_ATTESTER,
+  DEVNET_CCTP_DOMAINS,
+  DEVNET_DEPLOYER,
+  DEVNET_RAMP_ADMIN,
+  ENTRY_POINT_V07,
+  POLYGON_CHAIN_ID,
+  USDC_EIP712_NAME,
+} from './keys-and-addresses.ts';
+export {
+  BASE_CHAIN_ID,
+  BASE_SEPOLIA_CHAIN_ID,
+  CREATE2_DEPLOYER,
+  DEVNET_BUNDLER_BALANCE,
+  DEVNET_BUNDLER_PRIVATE_KEY,
+  DEVNET_CANONICAL_TOKENS,
+  DEVNET_CCTP_ATTESTER,
+  DEVNET_CCTP_ATTESTER_PRIVATE_KEY,
+  DEVNET_CCTP_DOMAINS,
+  DEVNET_DEPLOYER,
+  DEVNET_DEPLOYER_PRIVATE_KEY,
+  DEVNET_RAMP_ADMIN,
+  DEVNET_RAMP_ADMIN_PRIVATE_KEY,
+  ENTRY_POINT_V07,
+  ENTRY_POINT_V07_SALT,
+  POLYGON_CHAIN_ID,
+  USDC_EIP712_NAME,
+} from './keys-and-addresses.ts';
+export {
+  type DeployedKey,
+  type DevnetContracts,
+  type DevnetPolymarketContracts,
+  type DevnetToken,
+} from './deployed-contracts.ts';
 
 /**
  * The markets the devnet's Polymarket CLOB fake lists (made-up ids, fixed across runs): a binary
@@ -86,180 +89,7 @@ export function devnetMarket(
   return { conditionId, question, tickSize, negRisk, minOrderSize: 5, tokens: [token('Yes'), token('No')] };
 }
 
-/** EIP-712 token name of USDC per chain (the real tokens differ: Base Sepolia says "USDC"). */
-export const USDC_EIP712_NAME: Record<number, string> = { 84532: 'USDC', 8453: 'USD Coin', 137: 'USD Coin' };
-export const POLYGON_CHAIN_ID = 137;
-export const BASE_CHAIN_ID = 8453;
-export const BASE_SEPOLIA_CHAIN_ID = 84532;
-
-/**
- * Where the real chains keep the tokens the devnet stands in for (Circle's USDC and EURC, the OP
- * Stack's WETH9 predeploy, Polygon's bridged USDC.e and Polymarket's pUSD; the protocol
- * reference cites each). The devnet places its tokens there, so tools that know these addresses
- * (the official x402 client's default assets, Polymarket's client) see the devnet's tokens.
- */
-export const DEVNET_CANONICAL_TOKENS: Record<number, Partial<Record<DeployedKey, Address>>> = {
-  [BASE_CHAIN_ID]: {
-    usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
-    weth: '0x4200000000000000000000000000000000000006',
-    eurc: '0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42',
-  },
-  [BASE_SEPOLIA_CHAIN_ID]: {
-    usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-    weth: '0x4200000000000000000000000000000000000006',
-  },
-  [POLYGON_CHAIN_ID]: {
-    usdc: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359',
-    usdce: '0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174',
-    pusd: '0xC011a7E12a19f7B1f670d46F03B03f3342E82DFB',
-  },
-};
-
-export interface DevnetToken {
-  symbol: string;
-  name: string;
-  decimals: number;
-  address: Address;
-  /** EIP-712 domain name/version for EIP-3009 authorizations, or null for tokens without them. */
-  eip3009: { name: string; version: string } | null;
-}
-
-export interface DevnetContracts {
-  usdc: Address;
-  weth: Address;
-  accountFactory: Address;
-  /** Polygon (137) only: bridged USDC look-alike "USD Coin (PoS)". */
-  usdce?: Address;
-  /** Polygon (137) only: Polymarket pUSD look-alike (6 decimals, no EIP-3009). */
-  pusd?: Address;
-  /** ERC-4337 EntryPoint v0.7 at its canonical address (unless disabled or not installed). */
-  entryPoint?: Address;
-  /** Base (8453) only: Circle's euro stablecoin look-alike (6 decimals, EIP-3009). */
-  eurc?: Address;
-  /** Price feeds with Chainlink's interface (DevPriceFeed): Base and Base Sepolia. */
-  feedEthUsd?: Address;
-  feedUsdcUsd?: Address;
-  /** Base (8453) only. */
-  feedEurcUsd?: Address;
-  /** Base (8453) only, the `devnet-amm` venue: Uniswap v2 from its npm build artifacts. */
-  uniswapV2Factory?: Address;
-  uniswapV2Router02?: Address;
-  /** Base (8453) only, the `uniswap-v3` venue: Uniswap v3 core and periphery from their npm build artifacts. */
-  uniswapV3Factory?: Address;
-  uniswapV3QuoterV2?: Address;
-  /** v3-periphery's SwapRouter (v1), which the SwapRouter02-format router below calls. */
-  uniswapV3SwapRouter?: Address;
-  uniswapV3PositionManager?: Address;
-  /** DevSwapRouter02: SwapRouter02's call formats in front of the SwapRouter (what the adapter calls). */
-  uniswapV3SwapRouter02?: Address;
-  /** Base (8453) only, the `aerodrome` venue: a v2 factory for its pools and DevAerodromeRouter. */
-  aerodromePoolFactory?: Address;
-  aerodromeRouter?: Address;
-  /**
-   * Base and Base Sepolia: ZeroDev Kernel v3.1 as published (devnet/vendor/kernel-v3.1.json), the
-   * implementation (bound to EntryPoint v0.7) and its KernelFactory (`createAccount(bytes data,
-   * bytes32 salt)`, `getAddress(bytes data, bytes32 salt)`). At devnet addresses, not ZeroDev's
-   * canonical ones: point the SDK at them with `factoryAddress`, `accountImplementationAddress`
-   * and `useMetaFactory: false`.
-   */
-  kernelImplementation?: Address;
-  kernelFactory?: Address;
-  /**
-   * Base and Base Sepolia: the devnet's own ECDSA validator module for Kernel
-   * (devnet/KernelECDSAValidator.sol), with the interface of ZeroDev's ECDSAValidator
-   * (`ecdsaValidatorStorage(address) returns (address owner)`, `onInstall(bytes owner20)`,
-   * `validateUserOp`, `isValidSignatureWithSender`, …). Root validator of devnet Kernel accounts:
-   * pass it to the SDK as the validator address in place of ZeroDev's canonical module.
-   */
-  kernelEcdsaValidator?: Address;
-  /**
-   * Base and Base Sepolia: the devnet's own session-key modules for Kernel permissions, with the
-   * interfaces of ZeroDev's (`onInstall(bytes32 permissionId ‖ data)` from the account; signer:
-   * `checkUserOpSignature(bytes32 id, PackedUserOperation, bytes32 userOpHash) returns (uint256)`,
-   * `checkSignature(bytes32 id, address, bytes32, bytes) returns (bytes4)`; policies:
-   * `checkUserOpPolicy(bytes32 id, PackedUserOperation) returns (uint256)`,
-   * `checkSignaturePolicy(bytes32 id, address, bytes32, bytes) returns (uint256)`). They decode
-   * what src/modules/delegations/kernel.ts emits; pass them as the delegations' module addresses
-   * (and to the SDK as `signerContractAddress` / `policyAddress`) in place of ZeroDev's.
-   * ECDSA signer (module type 6, devnet/KernelECDSASigner.sol): data = the session key's address.
-   */
-  kernelEcdsaSigner?: Address;
-  /** Call policy (type 5, devnet/KernelCallPolicy.sol): data = `abi.encode(Permission[])`, with parameter rules. */
-  kernelCallPolicy?: Address;
-  /** Timestamp policy (type 5, devnet/KernelTimestampPolicy.sol): data = `abi.encode(uint48 validAfter, uint48 validUntil)`. */
-  kernelTimestampPolicy?: Address;
-  /** Rate-limit policy (type 5, devnet/KernelRateLimitPolicy.sol): data = `uint48 interval ‖ uint48 count ‖ uint48 startAt`. */
-  kernelRateLimitPolicy?: Address;
-  /**
-   * Base (8453, CCTP domain 6) and Polygon (137, domain 7): the devnet's own Circle CCTP V2
-   * contracts, with Circle's public interfaces and message formats (docs/operations.md). The
-   * MessageTransmitterV2 (devnet/DevMessageTransmitterV2.sol): `receiveMessage(bytes message,
-   * bytes attestation)`, accepting the signatures of DEVNET_CCTP_ATTESTER; `MessageSent(bytes)`.
-   */
-  cctpMessageTransmitter?: Address;
-  /**
-   * The TokenMessengerV2 (devnet/DevTokenMessengerV2.sol), TokenMinter merged in:
-   * `depositForBurn(amount, destinationDomain, mintRecipient, burnToken, destinationCaller, maxFee,
-   * minFinalityThreshold)` burns the chain's USDC (approve it to this address first) for the other
-   * chain's; fees go to the deployer.
-   */
-  cctpTokenMessenger?: Address;
-  /**
-   * Polygon (137) only: Safe v1.5.0 from the npm build artifacts of
-   * @safe-global/safe-smart-account (`build/artifacts/contracts/…`), at devnet addresses (not
-   * Safe's canonical ones): the Safe singleton, the SafeL2 singleton (what Polygon Safes use),
-   * the SafeProxyFactory (`createProxyWithNonce(singleton, initializer, saltNonce)`, event
-   * `ProxyCreation(proxy, singleton)`), the CompatibilityFallbackHandler (ERC-1155/721 receiver,
-   * ERC-1271), MultiSend and MultiSendCallOnly (batches by DELEGATECALL). src/devnet/safes.ts
-   * makes Safes with them.
-   */
-  safeSingleton?: Address;
-  safeL2Singleton?: Address;
-  safeProxyFactory?: Address;
-  safeFallbackHandler?: Address;
-  safeMultiSend?: Address;
-  safeMultiSendCallOnly?: Address;
-  /**
-   * Polygon (137) only: Gnosis' ConditionalTokens (the CTF, ERC-1155: `setApprovalForAll`,
-   * `isApprovedForAll`, `balanceOf`, `balanceOfBatch`, `safeTransferFrom`, and
-   * `prepareCondition` / `splitPosition` / `mergePositions` / `redeemPositions`) from the npm
-   * build artifact of @gnosis.pm/conditional-tokens-contracts 1.0.3 — the contract Polymarket
-   * uses. Outcome shares are minted the real way: `prepareCondition`, then `splitPosition` with
-   * pUSD as the collateral.
-   */
-  conditionalTokens?: Address;
-  /**
-   * Polygon (137) only: the devnet's own collateral ramps with the public interface of
-   * Polymarket's CollateralOnramp / CollateralOfframp (devnet/DevCollateralRamps.sol):
-   * `wrap(address _asset, address _to, uint256 _amount)` (0x62355638) takes USDC.e or USDC (approve
-   * the onramp) and gives pUSD; `unwrap(…)` (0x8cc7104f) takes pUSD (approve the offramp) and gives
-   * the asset back from the onramp's reserve; per-asset `pause` / `unpause` by DEVNET_RAMP_ADMIN.
-   */
-  collateralOnramp?: Address;
-  collateralOfframp?: Address;
-}
-
-/**
- * Polygon (137): what a Polymarket venue account needs on chain, in one object. `collateral` is
- * pUSD; `exchange`, `negRiskExchange` and `negRiskAdapter` are Polymarket's real V2 addresses (the
- * spenders and operators of the six grants; the CLOB fake verifies orders signed for the two
- * exchanges). No code is deployed at those three on the devnet: approvals to them work all the
- * same, but nothing settles there.
- */
-export interface DevnetPolymarketContracts {
-  collateral: Address;
-  usdce: Address;
-  onramp: Address;
-  offramp: Address;
-  conditionalTokens: Address;
-  exchange: Address;
-  negRiskExchange: Address;
-  negRiskAdapter: Address;
-}
-
 // ------------------------------------------------------------------------------ deployment
-
-export type DeployedKey = Exclude<keyof DevnetContracts, 'entryPoint'>;
 
 /** A call the deployer makes between deployments (it takes a nonce of its own). */
 export interface DeployerCall {
