@@ -22,16 +22,8 @@ import {
   IntentSchema,
   ListIntentsQuery,
 } from './schemas.ts';
-import {
-  admitIntent,
-  admitIntentAlone,
-  cancelIntent,
-  DispatchRefused,
-  getIntent,
-  listIntents,
-  recordRefusedIntent,
-  type IntentDeps,
-} from './service.ts';
+import { admitIntent, admitIntentAlone, DispatchRefused, recordRefusedIntent } from './admission.ts';
+import { cancelIntent, getIntent, listIntents, type IntentDeps } from './service.ts';
 import { intentWallet } from './store.ts';
 
 const TAGS = ['intents'];
