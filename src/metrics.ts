@@ -19,7 +19,9 @@ export function registerScrapedGauges(
   deps: { db: Db; clock: Clock; pool?: pg.Pool; chain?: ChainPort; rateLanes?: PmRateLanes },
 ): void {
   const { db, clock } = deps;
-  const jobs = () => jobQueueStats(db, clock.now());
+  // Names with a job waiting, scheduled or running (not those with only recent failures).
+  const jobs = async () =>
+    (await jobQueueStats(db, clock.now())).filter((j) => j.waiting + j.scheduled + j.running > 0);
   gaugeOnScrape(metrics, {
     name: 'purser_jobs_waiting',
     help: 'Jobs due to run and not yet taken, by job name.',

@@ -1251,6 +1251,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ops/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The job queues: what waits, how long the oldest has waited, what runs and what failed (operator)
+         * @description One line per job name with work: jobs due now and not yet taken, jobs due later, jobs a worker holds, jobs that failed for good in the last 24 hours, and the age of the oldest due job. A queue whose oldest job keeps ageing has no worker taking it (RUN_WORKERS, or the executor is not configured). The same figures are metrics (purser_jobs_*).
+         */
+        get: operations["opsListJobQueues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/ops/drifts": {
         parameters: {
             query?: never;
@@ -2177,6 +2197,26 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+        };
+        /** OpsQueueList */
+        OpsQueueList: {
+            /** Format: date-time */
+            as_of: string;
+            /** @description Every job name with a job waiting, scheduled, running or failed in the last day. */
+            queues: {
+                /** @description The job name (src/jobs.ts lists them). */
+                name: string;
+                /** @description Due now and not yet taken by a worker. */
+                waiting: number;
+                /** @description Due later: a retry's backoff, a continuation's time. */
+                scheduled: number;
+                /** @description Held by a worker now. */
+                running: number;
+                /** @description Failed for good in the last 24 hours. */
+                failed_last_day: number;
+                /** @description How long the oldest due job has waited (0 when none is due). */
+                oldest_waiting_seconds: number;
+            }[];
         };
     };
     responses: never;
@@ -15991,6 +16031,108 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
                         code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    opsListJobQueues: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queues with work, by job name. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "as_of": "2026-12-06T12:00:00.000Z",
+                     *       "queues": [
+                     *         {
+                     *           "name": "intents.execute",
+                     *           "waiting": 3,
+                     *           "scheduled": 1,
+                     *           "running": 2,
+                     *           "failed_last_day": 0,
+                     *           "oldest_waiting_seconds": 1.5
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpsQueueList"];
+                };
+            };
+            /** @description UNAUTHORIZED: the operator token is missing or wrong. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no operator token is configured. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
                     };
                 };
             };

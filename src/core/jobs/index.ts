@@ -3,6 +3,7 @@ export {
   enqueueJob,
   getJob,
   jobQueueStats,
+  type JobQueueStats,
   jobCall,
   listFailedJobs,
   retryFailedJob,

@@ -157,21 +157,48 @@ export async function retryFailedJob(db: DbExecutor, clock: Clock, id: string): 
   return result.numUpdatedRows > 0n;
 }
 
-/** Per job name: jobs waiting to run (due now) and running, and how long the oldest due one has waited. */
-export async function jobQueueStats(
-  db: DbExecutor,
-  now: Date,
-): Promise<{ name: string; waiting: number; running: number; oldestWaitingSeconds: number }[]> {
-  const rows = await sql<{ name: string; waiting: string; running: string; oldest: number | null }>`
+/** How long a failed job counts in `failedLastDay`. */
+const FAILED_WINDOW_MS = 86_400_000;
+
+export interface JobQueueStats {
+  name: string;
+  /** Available and due now. */
+  waiting: number;
+  /** Available, due later (a retry's backoff, a continuation's time). */
+  scheduled: number;
+  running: number;
+  /** Failed for good in the last 24 hours. */
+  failedLastDay: number;
+  /** How long the oldest due job has waited, in seconds (0 when none is due). */
+  oldestWaitingSeconds: number;
+}
+
+/** Per job name with any job waiting, scheduled, running or failed in the last day, by name. */
+export async function jobQueueStats(db: DbExecutor, now: Date): Promise<JobQueueStats[]> {
+  const since = new Date(now.getTime() - FAILED_WINDOW_MS);
+  const rows = await sql<{
+    name: string;
+    waiting: string;
+    scheduled: string;
+    running: string;
+    failed: string;
+    oldest: number | null;
+  }>`
     SELECT name,
       count(*) FILTER (WHERE state = 'available' AND run_at <= ${now}::timestamptz) AS waiting,
+      count(*) FILTER (WHERE state = 'available' AND run_at > ${now}::timestamptz) AS scheduled,
       count(*) FILTER (WHERE state = 'running') AS running,
+      count(*) FILTER (WHERE state = 'failed') AS failed,
       extract(epoch FROM ${now}::timestamptz - min(run_at) FILTER (WHERE state = 'available' AND run_at <= ${now}::timestamptz))::float8 AS oldest
-    FROM jobs WHERE state IN ('available', 'running') GROUP BY name`.execute(db);
+    FROM jobs
+    WHERE state IN ('available', 'running') OR (state = 'failed' AND finished_at > ${since}::timestamptz)
+    GROUP BY name ORDER BY name`.execute(db);
   return rows.rows.map((r) => ({
     name: r.name,
     waiting: Number(r.waiting),
+    scheduled: Number(r.scheduled),
     running: Number(r.running),
+    failedLastDay: Number(r.failed),
     oldestWaitingSeconds: Math.max(0, r.oldest ?? 0),
   }));
 }

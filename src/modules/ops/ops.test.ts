@@ -10,6 +10,7 @@ import { expectErrorBody } from '../../../test/support/error-body.ts';
 import { bearer, createAccountWithSession } from '../../../test/support/identity.ts';
 import { REPO_ROOT, serviceEnv } from '../../../test/support/service-process.ts';
 import { withTransaction } from '../../core/db/database.ts';
+import { enqueueJob } from '../../core/jobs/index.ts';
 import { systemClock } from '../../core/clock.ts';
 import { creditPrepaid, readBillingSettings, setMeteringEnforced } from '../billing/index.ts';
 import { readAccountCap } from '../billing/store.ts';
@@ -131,6 +132,46 @@ describe('billing controls', () => {
       prepaid_float_cap_usd: null,
       prepaid_account_cap_default_usd: null,
     });
+  });
+});
+
+describe('GET /v1/ops/queues', () => {
+  it('shows per job name what waits and for how long, what is scheduled, running and failed', async () => {
+    const name = `test.queue.${Date.now()}`;
+    const clock = { now: () => new Date() };
+    const now = Date.now();
+    await enqueueJob(t.db.db, clock, { name, runAt: new Date(now - 90_000) });
+    await enqueueJob(t.db.db, clock, { name, runAt: new Date(now - 5_000) });
+    await enqueueJob(t.db.db, clock, { name, runAt: new Date(now + 3_600_000) });
+    const running = await enqueueJob(t.db.db, clock, { name });
+    const failed = await enqueueJob(t.db.db, clock, { name });
+    await t.db.db
+      .updateTable('jobs')
+      .set({ state: 'running', locked_by: 'w', locked_until: new Date(now + 60_000) })
+      .where('id', '=', running)
+      .execute();
+    await t.db.db
+      .updateTable('jobs')
+      .set({ state: 'failed', finished_at: new Date(now - 60_000) })
+      .where('id', '=', failed)
+      .execute();
+
+    const res = await ops('GET', '/v1/ops/queues');
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json() as { as_of: string; queues: Array<Record<string, unknown>> };
+    const line = body.queues.find((q) => q['name'] === name);
+    expect(line).toMatchObject({ waiting: 2, scheduled: 1, running: 1, failed_last_day: 1 });
+    expect(line?.['oldest_waiting_seconds']).toBeGreaterThanOrEqual(89);
+    expect(line?.['oldest_waiting_seconds']).toBeLessThan(600);
+    // Sorted by name, and never to an account credential.
+    const names = body.queues.map((q) => String(q['name']));
+    expect(names).toEqual([...names].sort());
+    const acc = await createAccountWithSession(t.db.db);
+    expectErrorBody(
+      await t.app.fastify.inject({ method: 'GET', url: '/v1/ops/queues', headers: bearer(acc.sessionToken) }),
+      401,
+      'UNAUTHORIZED',
+    );
   });
 });
 

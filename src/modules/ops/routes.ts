@@ -4,6 +4,7 @@
 import { Type, type TSchema } from 'typebox';
 import { AppError, notFound } from '../../core/errors/app-error.ts';
 import { afterCommit } from '../../core/db/database.ts';
+import { jobQueueStats } from '../../core/jobs/index.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import { parseUsd, USD_PATTERN } from '../../core/money.ts';
 import { findAccountByAddress, findAccountById } from '../account/index.ts';
@@ -35,6 +36,29 @@ import {
 } from '../switches/index.ts';
 
 const TAGS = ['operator'];
+
+const QueueList = Type.Object(
+  {
+    as_of: Type.String({ format: 'date-time' }),
+    queues: Type.Array(
+      Type.Object(
+        {
+          name: Type.String({ description: 'The job name (src/jobs.ts lists them).' }),
+          waiting: Type.Integer({ description: 'Due now and not yet taken by a worker.' }),
+          scheduled: Type.Integer({ description: "Due later: a retry's backoff, a continuation's time." }),
+          running: Type.Integer({ description: 'Held by a worker now.' }),
+          failed_last_day: Type.Integer({ description: 'Failed for good in the last 24 hours.' }),
+          oldest_waiting_seconds: Type.Number({
+            description: 'How long the oldest due job has waited (0 when none is due).',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every job name with a job waiting, scheduled, running or failed in the last day.' },
+    ),
+  },
+  { additionalProperties: false, title: 'OpsQueueList' },
+);
 const UsdOrNull = Type.Union([Type.String({ pattern: USD_PATTERN }), Type.Null()]);
 
 const Overview = Type.Object(
@@ -402,6 +426,60 @@ export const opsRoutes: RouteDefinition[] = [
           },
         };
       }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/ops/queues',
+    operationId: 'opsListJobQueues',
+    summary:
+      'The job queues: what waits, how long the oldest has waited, what runs and what failed (operator)',
+    description:
+      'One line per job name with work: jobs due now and not yet taken, jobs due later, jobs a worker ' +
+      'holds, jobs that failed for good in the last 24 hours, and the age of the oldest due job. A queue ' +
+      'whose oldest job keeps ageing has no worker taking it (RUN_WORKERS, or the executor is not ' +
+      'configured). The same figures are metrics (purser_jobs_*).',
+    tags: TAGS,
+    class: 'operator',
+    wallet: false,
+    schema: { response: { 200: QueueList } },
+    docs: {
+      errors: [],
+      responses: { 200: 'The queues with work, by job name.' },
+      example: {
+        status: 200,
+        response: {
+          as_of: '2026-12-06T12:00:00.000Z',
+          queues: [
+            {
+              name: 'intents.execute',
+              waiting: 3,
+              scheduled: 1,
+              running: 2,
+              failed_last_day: 0,
+              oldest_waiting_seconds: 1.5,
+            },
+          ],
+        },
+      },
+    },
+    handler: async (ctx) => {
+      const now = ctx.deps.clock.now();
+      const stats = await jobQueueStats(ctx.deps.db, now);
+      return {
+        status: 200,
+        body: {
+          as_of: now.toISOString(),
+          queues: stats.map((q) => ({
+            name: q.name,
+            waiting: q.waiting,
+            scheduled: q.scheduled,
+            running: q.running,
+            failed_last_day: q.failedLastDay,
+            oldest_waiting_seconds: q.oldestWaitingSeconds,
+          })),
+        },
+      };
+    },
   }),
   defineRoute({
     method: 'GET',
