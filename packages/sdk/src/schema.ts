@@ -1251,6 +1251,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ops/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Accounts, newest first, with their prepaid balance and own cap (operator)
+         * @description A page of accounts (newest first) with what the operator sets or watches per account: the posted prepaid balance and the account’s own prepaid cap (null: the default applies; set it with PUT /v1/ops/accounts/{id}/prepaid-cap). Offboarded accounts stay listed with their offboarded_at.
+         */
+        get: operations["opsListAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/ops/queues": {
         parameters: {
             query?: never;
@@ -2197,6 +2217,24 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+        };
+        /** OpsAccountList */
+        OpsAccountList: {
+            accounts: {
+                id: string;
+                address: string;
+                kind: string;
+                /** @description A development test-fixture account (purged after 7 days). */
+                test_fixture: boolean;
+                /** Format: date-time */
+                created_at: string;
+                offboarded_at: string | null;
+                /** @description The posted prepaid balance (0 when never topped up). */
+                prepaid_balance_usd: string;
+                /** @description The account's own prepaid cap; null: the default cap applies. */
+                prepaid_cap_usd: string | null;
+            }[];
+            next_cursor: string | null;
         };
         /** OpsQueueList */
         OpsQueueList: {
@@ -16031,6 +16069,128 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         /** @enum {string} */
                         code?: "IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    opsListAccounts: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @description The last id of the page before. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of accounts and the cursor of the next one (null at the end). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accounts": [
+                     *         {
+                     *           "id": "acc_4h8s2j6w0e9r3t7y1u5i",
+                     *           "address": "0x9bf338818ba7cf5c658d5182349c51c4d4528579",
+                     *           "kind": "agent",
+                     *           "test_fixture": false,
+                     *           "created_at": "2026-12-01T09:30:00.000Z",
+                     *           "offboarded_at": null,
+                     *           "prepaid_balance_usd": "12.500000",
+                     *           "prepaid_cap_usd": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpsAccountList"];
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: the operator token is missing or wrong. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no operator token is configured. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
                     };
                 };
             };

@@ -1,1 +1,7 @@
-export { findAccountByAddress, findAccountById, findOrCreateAccount, type AccountRow } from './store.ts';
+export {
+  accountsPage,
+  findAccountByAddress,
+  findAccountById,
+  findOrCreateAccount,
+  type AccountRow,
+} from './store.ts';

@@ -115,3 +115,25 @@ export function accountColumns(db: DbExecutor, idColumn: `${string}.account_id`)
 export function accountOfAddressSql(address: string): RawBuilder<unknown> {
   return sql`SELECT address, id AS account_id, created_at FROM accounts WHERE address = ${address.toLowerCase()}`;
 }
+
+/**
+ * A page of accounts, newest first (created_at, then id): those after the account `cursor` names
+ * (null: from the newest), at most `limit`. The operator's list.
+ */
+export async function accountsPage(
+  db: DbExecutor,
+  cursor: string | null,
+  limit: number,
+): Promise<AccountRow[]> {
+  let q = db
+    .selectFrom('accounts')
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit);
+  if (cursor !== null)
+    q = q.where(
+      sql<boolean>`(created_at, id) < (SELECT a.created_at, a.id FROM accounts a WHERE a.id = ${cursor})`,
+    );
+  return q.execute();
+}

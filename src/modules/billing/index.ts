@@ -41,3 +41,4 @@ export {
   topupEffect,
 } from './topups.ts';
 export { billingOverview, type BillingOverview } from './overview.ts';
+export { readAccountCaps } from './store.ts';

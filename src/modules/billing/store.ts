@@ -80,3 +80,14 @@ export async function writeAccountCap(
     )
     .execute();
 }
+
+/** The caps of those of `ids` that have their own, by account id. */
+export async function readAccountCaps(db: DbExecutor, ids: readonly string[]): Promise<Map<string, bigint>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('prepaid_account_caps')
+    .select(['account_id', 'cap_micro'])
+    .where('account_id', 'in', [...ids])
+    .execute();
+  return new Map(rows.map((r) => [r.account_id, BigInt(r.cap_micro)]));
+}

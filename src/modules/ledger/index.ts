@@ -59,6 +59,7 @@ export {
   prepaidBalanceSql,
   prepaidFloatSql,
   readPrepaidBalance,
+  readPrepaidBalances,
   readPrepaidFloat,
   type PrepaidBalance,
 } from './prepaid-balances.ts';

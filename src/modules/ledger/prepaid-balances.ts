@@ -37,3 +37,17 @@ export function prepaidBalanceSql(accountId: string): RawBuilder<string> {
 export function prepaidFloatSql(): RawBuilder<string> {
   return sql<string>`(SELECT coalesce(sum(balance_micro), 0) FROM prepaid_balances)::text`;
 }
+
+/** The prepaid balances of those of `ids` that were ever topped up, by account id. */
+export async function readPrepaidBalances(
+  db: DbExecutor,
+  ids: readonly string[],
+): Promise<Map<string, bigint>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('prepaid_balances')
+    .select(['account_id', 'balance_micro'])
+    .where('account_id', 'in', [...ids])
+    .execute();
+  return new Map(rows.map((r) => [r.account_id, BigInt(r.balance_micro)]));
+}

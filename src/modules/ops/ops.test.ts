@@ -135,6 +135,63 @@ describe('billing controls', () => {
   });
 });
 
+describe('GET /v1/ops/accounts', () => {
+  it('pages every account newest first with its prepaid balance and own cap', async () => {
+    const older = await createAccountWithSession(t.db.db, { now: new Date(Date.now() - 1000) });
+    const newer = await createAccountWithSession(t.db.db);
+    await withTransaction(t.db.db, (tx) =>
+      creditPrepaid(tx, systemClock, {
+        accountId: newer.accountId,
+        amountMicroUsd: 2_500_000n,
+        settlementId: `t:${newer.accountId}`,
+      }),
+    );
+    expect(
+      (await ops('PUT', `/v1/ops/accounts/${older.accountId}/prepaid-cap`, { cap_usd: '40' })).statusCode,
+    ).toBe(200);
+
+    // Walk every page of one account each: each account once, newest first.
+    const seen: Array<Record<string, unknown>> = [];
+    let cursor: string | null = null;
+    for (let pages = 0; pages < 500; pages++) {
+      const res = await ops('GET', `/v1/ops/accounts?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json() as { accounts: Array<Record<string, unknown>>; next_cursor: string | null };
+      expect(body.accounts.length).toBeLessThanOrEqual(1);
+      seen.push(...body.accounts);
+      cursor = body.next_cursor;
+      if (cursor === null) break;
+    }
+    const ids = seen.map((a) => a['id']);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.indexOf(newer.accountId)).toBeLessThan(ids.indexOf(older.accountId));
+    expect(seen.find((a) => a['id'] === newer.accountId)).toMatchObject({
+      address: newer.address.toLowerCase(),
+      prepaid_balance_usd: '2.500000',
+      prepaid_cap_usd: null,
+      offboarded_at: null,
+    });
+    expect(seen.find((a) => a['id'] === older.accountId)).toMatchObject({
+      prepaid_balance_usd: '0.000000',
+      prepaid_cap_usd: '40',
+    });
+    const all = await ops('GET', '/v1/ops/accounts?limit=200');
+    expect((all.json() as { accounts: unknown[] }).accounts.length).toBe(Math.min(200, seen.length));
+
+    expectErrorBody(await ops('GET', '/v1/ops/accounts?cursor=nope'), 400, 'INVALID_REQUEST');
+    expectErrorBody(await ops('GET', '/v1/ops/accounts?limit=0'), 400, 'INVALID_REQUEST');
+    expectErrorBody(
+      await t.app.fastify.inject({
+        method: 'GET',
+        url: '/v1/ops/accounts',
+        headers: bearer(newer.sessionToken),
+      }),
+      401,
+      'UNAUTHORIZED',
+    );
+  });
+});
+
 describe('GET /v1/ops/queues', () => {
   it('shows per job name what waits and for how long, what is scheduled, running and failed', async () => {
     const name = `test.queue.${Date.now()}`;

@@ -6,8 +6,8 @@ import { AppError, notFound } from '../../core/errors/app-error.ts';
 import { afterCommit } from '../../core/db/database.ts';
 import { jobQueueStats } from '../../core/jobs/index.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
-import { parseUsd, USD_PATTERN } from '../../core/money.ts';
-import { findAccountByAddress, findAccountById } from '../account/index.ts';
+import { formatUsd, parseUsd, USD_PATTERN } from '../../core/money.ts';
+import { accountsPage, findAccountByAddress, findAccountById } from '../account/index.ts';
 import { recordAudit } from '../audit/index.ts';
 import {
   adjustDrift,
@@ -19,11 +19,14 @@ import {
 } from '../chainwatch/index.ts';
 import {
   billingOverview,
+  formatBalanceUsd,
+  readAccountCaps,
   setAccountPrepaidCap,
   setMeteringEnforced,
   setPrepaidCap,
 } from '../billing/index.ts';
 import { FEATURE_REQUEST_STATUSES } from '../feedback/index.ts';
+import { readPrepaidBalances } from '../ledger/index.ts';
 import { setFeatureRequestStatus } from '../feedback/service.ts';
 import {
   listSwitches,
@@ -36,6 +39,47 @@ import {
 } from '../switches/index.ts';
 
 const TAGS = ['operator'];
+
+/** Accounts per page of GET /v1/ops/accounts, at most. */
+export const OPS_ACCOUNTS_MAX_LIMIT = 200;
+
+const AccountsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: OPS_ACCOUNTS_MAX_LIMIT, default: 50 })),
+    cursor: Type.Optional(
+      Type.String({ pattern: '^acc_[0-9a-z]{1,64}$', description: 'The last id of the page before.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const AccountList = Type.Object(
+  {
+    accounts: Type.Array(
+      Type.Object(
+        {
+          id: Type.String(),
+          address: Type.String(),
+          kind: Type.String(),
+          test_fixture: Type.Boolean({
+            description: 'A development test-fixture account (purged after 7 days).',
+          }),
+          created_at: Type.String({ format: 'date-time' }),
+          offboarded_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+          prepaid_balance_usd: Type.String({
+            description: 'The posted prepaid balance (0 when never topped up).',
+          }),
+          prepaid_cap_usd: Type.Union([Type.String(), Type.Null()], {
+            description: "The account's own prepaid cap; null: the default cap applies.",
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false, title: 'OpsAccountList' },
+);
 
 const QueueList = Type.Object(
   {
@@ -426,6 +470,72 @@ export const opsRoutes: RouteDefinition[] = [
           },
         };
       }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/ops/accounts',
+    operationId: 'opsListAccounts',
+    summary: 'Accounts, newest first, with their prepaid balance and own cap (operator)',
+    description:
+      'A page of accounts (newest first) with what the operator sets or watches per account: the posted ' +
+      'prepaid balance and the account’s own prepaid cap (null: the default applies; set it with PUT ' +
+      '/v1/ops/accounts/{id}/prepaid-cap). Offboarded accounts stay listed with their offboarded_at.',
+    tags: TAGS,
+    class: 'operator',
+    wallet: false,
+    schema: { querystring: AccountsQuery, response: { 200: AccountList } },
+    docs: {
+      errors: [],
+      responses: { 200: 'A page of accounts and the cursor of the next one (null at the end).' },
+      example: {
+        query: { limit: 50 },
+        status: 200,
+        response: {
+          accounts: [
+            {
+              id: ACCOUNT_EXAMPLE,
+              address: '0x9bf338818ba7cf5c658d5182349c51c4d4528579',
+              kind: 'agent',
+              test_fixture: false,
+              created_at: '2026-12-01T09:30:00.000Z',
+              offboarded_at: null,
+              prepaid_balance_usd: '12.500000',
+              prepaid_cap_usd: null,
+            },
+          ],
+          next_cursor: null,
+        },
+      },
+    },
+    handler: async (ctx) => {
+      const limit = ctx.query.limit ?? 50;
+      const rows = await accountsPage(ctx.deps.db, ctx.query.cursor ?? null, limit + 1);
+      const page = rows.slice(0, limit);
+      const ids = page.map((a) => a.id);
+      const [balances, caps] = await Promise.all([
+        readPrepaidBalances(ctx.deps.db, ids),
+        readAccountCaps(ctx.deps.db, ids),
+      ]);
+      return {
+        status: 200,
+        body: {
+          accounts: page.map((a) => {
+            const cap = caps.get(a.id);
+            return {
+              id: a.id,
+              address: a.address,
+              kind: a.kind,
+              test_fixture: a.is_test_fixture,
+              created_at: new Date(a.created_at).toISOString(),
+              offboarded_at: a.offboarded_at ? new Date(a.offboarded_at).toISOString() : null,
+              prepaid_balance_usd: formatBalanceUsd(balances.get(a.id) ?? 0n),
+              prepaid_cap_usd: cap === undefined ? null : formatUsd(cap),
+            };
+          }),
+          next_cursor: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null,
+        },
+      };
+    },
   }),
   defineRoute({
     method: 'GET',
