@@ -2,6 +2,7 @@
 // never an account credential. The same controls are on the command line (`purser ops`).
 
 import { Type, type TSchema } from 'typebox';
+import { isoTime, isoTimeOrNull } from '../../core/account-part.ts';
 import { AppError, notFound } from '../../core/errors/app-error.ts';
 import { afterCommit } from '../../core/db/database.ts';
 import { jobQueueStats } from '../../core/jobs/index.ts';
@@ -526,8 +527,8 @@ export const opsRoutes: RouteDefinition[] = [
               address: a.address,
               kind: a.kind,
               test_fixture: a.is_test_fixture,
-              created_at: new Date(a.created_at).toISOString(),
-              offboarded_at: a.offboarded_at ? new Date(a.offboarded_at).toISOString() : null,
+              created_at: isoTime(a.created_at),
+              offboarded_at: isoTimeOrNull(a.offboarded_at),
               prepaid_balance_usd: formatBalanceUsd(balances.get(a.id) ?? 0n),
               prepaid_cap_usd: cap === undefined ? null : formatUsd(cap),
             };
