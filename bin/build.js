@@ -15,6 +15,7 @@
 
 import {
   existsSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -26,12 +27,15 @@ import {
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildConsole } from '../console/build.js';
 
 export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 export const DIST = join(ROOT, 'dist');
 export const DIST_ENTRY = join(DIST, 'main.js');
 const STAMP = join(DIST, '.built');
-const SOURCE_DIRS = ['src', 'devnet'];
+const SOURCE_DIRS = ['src', 'devnet', 'console'];
+/** Files of the sources that make the build stale when they change (tests never do). */
+const SOURCE_FILE = /\.(ts|tsx|css|html|js)$/;
 // Besides the sources: the compiler settings, and what says which dependencies are installed
 // (the bundle holds their code, so an `npm install` that changes one makes the build stale).
 const INPUTS = ['tsconfig.json', 'package.json', 'package-lock.json', 'node_modules/.package-lock.json'];
@@ -61,7 +65,7 @@ function newestInput() {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
         if (entry.name !== 'build' && entry.name !== 'node_modules') visit(path);
-      } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
+      } else if (SOURCE_FILE.test(entry.name) && !entry.name.endsWith('.test.ts')) {
         newest = Math.max(newest, statSync(path).mtimeMs);
       }
     }
@@ -137,6 +141,11 @@ export async function build(lenient = false) {
       sourcesContent: false,
       logLevel: 'warning',
     });
+    // The console's static files (console/build.js), served from dist/console/.
+    for (const file of await buildConsole(esbuild, ROOT)) {
+      mkdirSync(dirname(join(next, 'console', file.name)), { recursive: true });
+      writeFileSync(join(next, 'console', file.name), file.contents);
+    }
   } catch (err) {
     rmSync(next, { recursive: true, force: true });
     const how = lenient

@@ -18,6 +18,7 @@ import { attachEventLog } from './modules/events/index.ts';
 import { newId } from './core/ids.ts';
 import { routeTable } from './routes.ts';
 import { registerMcpEndpoint } from './mcp/http.ts';
+import { registerConsole } from './modules/console/index.ts';
 import { API_DESCRIPTION, API_TITLE, API_VERSION } from './api-info.ts';
 
 export { API_VERSION } from './api-info.ts';
@@ -118,6 +119,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   });
   await fastify.register(swagger, { mode: 'static', specification: { document: document as never } });
   await fastify.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  registerConsole(fastify);
 
   fastify.setErrorHandler((err, req, reply) => {
     const appError = toAppError(err, config.bodyLimitBytes);

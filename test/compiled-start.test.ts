@@ -93,6 +93,12 @@ describe('the compiled service', () => {
       const script = await http(`${url}/docs/static/swagger-ui-bundle.js`);
       expect(script.status).toBe(200);
       expect(script.text.length).toBeGreaterThan(100_000);
+      // The console's page and script, built into dist/console/ with the rest.
+      const consolePage = await http(`${url}/console`);
+      expect(consolePage.status).toBe(200);
+      const consoleScript = /src="(\/console\/assets\/main-[A-Z0-9]+\.js)"/.exec(consolePage.text)?.[1];
+      expect(consoleScript, consolePage.text).toBeDefined();
+      expect((await http(`${url}${consoleScript}`)).status).toBe(200);
       // The metrics port, announced in the log, serves the Prometheus text.
       const metricsUrl = /metrics \(Prometheus\) on (http:\/\/[^\s"]+)/.exec(output)?.[1];
       expect(metricsUrl, output).toBeDefined();

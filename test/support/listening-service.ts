@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net';
 import type { DevnetInfo } from '../../src/devnet/devnet.ts';
 import { devnetBundlerUrls } from '../../src/devnet/devnet.ts';
 import { createJsonRpcBundler } from '../../src/adapters/bundler/json-rpc.ts';
-import { testConfig } from '../../src/config.ts';
+import { testConfig, type Config } from '../../src/config.ts';
 import { createWorker } from '../../src/core/jobs/index.ts';
-import { jobHandlers } from '../../src/jobs.ts';
+import { jobHandlers, schedulesFor } from '../../src/jobs.ts';
 import { createWebhookDispatcher } from '../../src/modules/webhooks/index.ts';
 import { createTestApp, type TestApp } from './app.ts';
 import { devnetKernelConfig } from './devnet-deps.ts';
@@ -24,7 +24,17 @@ export interface ListeningService {
   close(): Promise<void>;
 }
 
-export async function startListeningService(devnet: DevnetInfo): Promise<ListeningService> {
+export interface ListeningOptions {
+  /** Changes to the configuration (an operator token, slower slices). */
+  config?: Partial<Config>;
+  /** Whether the worker also runs the periodic jobs (the chain watcher among them), as npm start does. */
+  schedules?: boolean;
+}
+
+export async function startListeningService(
+  devnet: DevnetInfo,
+  options: ListeningOptions = {},
+): Promise<ListeningService> {
   const setup = await paymentsSetup(devnet, testConfig());
   const base = testConfig();
   const t = await createTestApp({
@@ -33,6 +43,7 @@ export async function startListeningService(devnet: DevnetInfo): Promise<Listeni
       kernel: devnetKernelConfig(devnet, base),
       planner: { ...base.planner, sliceIntervalMs: 100 },
       executor: { ...base.executor, receiptPollMs: 50 },
+      ...options.config,
     },
     deps: { ...setup.deps, bundler: createJsonRpcBundler({ urls: devnetBundlerUrls(devnet) }) },
   });
@@ -43,6 +54,7 @@ export async function startListeningService(devnet: DevnetInfo): Promise<Listeni
     // As under npm start, the market recovers between slices (the devnet's arbitrage keeper).
     handlers: withKeeperSteps(jobHandlers(t.deps), walkKeeper(devnet)),
     pollIntervalMs: 50,
+    ...(options.schedules ? { schedules: schedulesFor(t.deps.config) } : {}),
   });
   await worker.start();
   const webhooks = createWebhookDispatcher({
