@@ -1291,6 +1291,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ops/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Security alerts and unresolved drifts, across every account, newest first (operator)
+         * @description What needs an operator, in one list: each `security.alert` event (a venue credential used in a burst or from a new client network; docs/events.md) raised since `since` (default: 7 days ago), and every drift between books and chain not resolved yet, whatever its age (`open`: critical; `suspected`: a warning until reconciliation confirms or forgets it). Each alert has its account, a one-sentence summary, what to do and the details; `counts` says how many there are in all when `limit` cut the list. Nothing here changes anything.
+         */
+        get: operations["opsListAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/ops/drifts": {
         parameters: {
             query?: never;
@@ -2255,6 +2275,67 @@ export interface components {
                 /** @description How long the oldest due job has waited (0 when none is due). */
                 oldest_waiting_seconds: number;
             }[];
+        };
+        /** OpsSecurityAlert */
+        OpsSecurityAlert: {
+            /** @constant */
+            kind: "security";
+            /** @description The security.alert event id (evt_…). */
+            id: string;
+            account_id: string;
+            /**
+             * Format: date-time
+             * @description The event's time.
+             */
+            raised_at: string;
+            /** @description critical: a security alert or an open drift; warning: a suspected drift. */
+            severity: "warning" | "critical";
+            /** @description What happened, in one sentence. */
+            summary: string;
+            /** @description What to do about it. */
+            remediation: string;
+            detail: {
+                /** @description The venue credential's id (the account's GET /v1/pm/credentials lists it). */
+                credential_id: string;
+                venue: string;
+                /** @description usage_burst or new_network (docs/events.md, security.alert). */
+                reason: string;
+                operation: string;
+            };
+        };
+        /** OpsDriftAlert */
+        OpsDriftAlert: {
+            /** @constant */
+            kind: "drift";
+            /** @description The drift id (drf_…). */
+            id: string;
+            account_id: string;
+            /**
+             * Format: date-time
+             * @description When the drift was raised; a suspected one: when first seen.
+             */
+            raised_at: string;
+            /** @description critical: a security alert or an open drift; warning: a suspected drift. */
+            severity: "warning" | "critical";
+            /** @description What happened, in one sentence. */
+            summary: string;
+            /** @description What to do about it. */
+            remediation: string;
+            detail: components["schemas"]["LedgerDrift"];
+        };
+        /** OpsAlertList */
+        OpsAlertList: {
+            /** Format: date-time */
+            as_of: string;
+            /** @description Newest first, at most `limit`. */
+            alerts: (components["schemas"]["OpsSecurityAlert"] | components["schemas"]["OpsDriftAlert"])[];
+            /** @description How many there are in all: more than `alerts` holds when `limit` cut the list. */
+            counts: {
+                /** @description Security alerts since `since`, in all. */
+                security: number;
+                /** @description Unresolved (open and suspected) drifts, in all. */
+                drift: number;
+            };
         };
     };
     responses: never;
@@ -16268,6 +16349,166 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["OpsQueueList"];
+                };
+            };
+            /** @description UNAUTHORIZED: the operator token is missing or wrong. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no operator token is configured. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    opsListAlerts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Security alerts raised at or after this time (default: 7 days ago). Unresolved drifts are listed whatever their age.
+                 * @example 2026-11-29T12:00:00.000Z
+                 */
+                since?: string;
+                /** @example 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The alerts, newest first, and how many of each kind there are in all. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "as_of": "2026-12-06T12:00:00.000Z",
+                     *       "alerts": [
+                     *         {
+                     *           "kind": "security",
+                     *           "id": "evt_6n1q8s3u0w5y2a7c4e9g",
+                     *           "account_id": "acc_4h8s2j6w0e9r3t7y1u5i",
+                     *           "raised_at": "2026-12-06T11:42:10.000Z",
+                     *           "severity": "critical",
+                     *           "summary": "The polymarket credential 3f2b8c1e-7d4a-4e9b-a6c5-2d8f1b0e9a47 was used from a client network it was never used from (203.0.113.0/24), for order.place.",
+                     *           "remediation": "Ask the account whether the use was its own; if not, it revokes the credential (DELETE /v1/pm/credentials/{id}) and rotates the key at the venue. Meanwhile an account switch (PUT /v1/ops/switches) stops the account's executing routes.",
+                     *           "detail": {
+                     *             "credential_id": "3f2b8c1e-7d4a-4e9b-a6c5-2d8f1b0e9a47",
+                     *             "venue": "polymarket",
+                     *             "reason": "new_network",
+                     *             "operation": "order.place"
+                     *           }
+                     *         },
+                     *         {
+                     *           "kind": "drift",
+                     *           "id": "drf_7k2m9x4q8w1n5c3v6b0z",
+                     *           "account_id": "acc_4h8s2j6w0e9r3t7y1u5i",
+                     *           "raised_at": "2026-03-02T09:01:00.000Z",
+                     *           "severity": "critical",
+                     *           "summary": "The books of wallet 0x3e5e9111ae8eb78fe1cc3bb8915d5d461f3ef9a9 differ from chain 8453 for eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913: chain − ledger = 5000000 at block 24418840.",
+                     *           "remediation": "Find the cause (docs/operations.md, \"Drifts between books and chain\"); it clears when the books agree with the chain again, or book an adjustment with a reason (POST /v1/ops/drifts/{id}/adjust).",
+                     *           "detail": {
+                     *             "id": "drf_7k2m9x4q8w1n5c3v6b0z",
+                     *             "state": "open",
+                     *             "chain_id": 8453,
+                     *             "wallet": "0x3e5e9111ae8eb78fe1cc3bb8915d5d461f3ef9a9",
+                     *             "asset": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+                     *             "ledger": "980000000",
+                     *             "chain": "985000000",
+                     *             "difference": "5000000",
+                     *             "block": "24418840",
+                     *             "first_seen_at": "2026-03-02T09:00:00.000Z",
+                     *             "raised_at": "2026-03-02T09:01:00.000Z",
+                     *             "resolved_at": null,
+                     *             "resolution": null,
+                     *             "reason": null,
+                     *             "adjustment_group_id": null
+                     *           }
+                     *         }
+                     *       ],
+                     *       "counts": {
+                     *         "security": 1,
+                     *         "drift": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpsAlertList"];
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description UNAUTHORIZED: the operator token is missing or wrong. */

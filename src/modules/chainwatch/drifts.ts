@@ -3,7 +3,7 @@
 // (`ledger.drift`) when it is still there a grace period later, and resolved when books and chain
 // agree again or an operator books an adjustment with a reason (audited).
 
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
@@ -242,6 +242,30 @@ export async function listDrifts(
   return {
     drifts: page.map(driftView),
     next_cursor: rows.length > filter.limit ? (page[page.length - 1]?.id ?? null) : null,
+  };
+}
+
+/**
+ * Every account's unresolved drifts (open and suspected), newest first by the time each was raised
+ * (a suspected one: first seen), at most `limit`, each with its account, and how many there are in
+ * all. The operator's alerts show them whatever their age.
+ */
+export async function unresolvedDrifts(
+  db: DbExecutor,
+  limit: number,
+): Promise<{ drifts: Array<{ accountId: string; drift: DriftView }>; total: number }> {
+  const rows = await db
+    .selectFrom('ledger_drifts')
+    .selectAll()
+    .select((eb) => eb.fn.countAll<string>().over().as('total'))
+    .where('resolved_at', 'is', null)
+    .orderBy(sql`coalesce(raised_at, first_seen_at)`, 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return {
+    drifts: rows.map(({ total: _total, ...r }) => ({ accountId: r.account_id, drift: driftView(r) })),
+    total: rows.length === 0 ? 0 : Number(rows[0]!.total),
   };
 }
 

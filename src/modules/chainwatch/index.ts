@@ -1,7 +1,7 @@
 // The chain watcher module: what other modules use (docs/ledger.md, "The chain").
 
 export { claimChainTransaction, type ChainClaim } from './claims.ts';
-export { adjustDrift, listDrifts, type DriftView } from './drifts.ts';
+export { adjustDrift, listDrifts, unresolvedDrifts, type DriftView } from './drifts.ts';
 export { walletHoldings } from './holdings.ts';
 export { reconcileChain, reconcileChains, type ReconcileReport } from './reconcile.ts';
 export {

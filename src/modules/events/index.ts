@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import { afterCommit, databaseOf, type DbExecutor } from '../../core/db/database.ts';
 import { newId } from '../../core/ids.ts';
-import { eventsByIds, insertEvent, listEvents } from './store.ts';
+import { eventsByIds, eventsOfKind, insertEvent, listEvents } from './store.ts';
 
 export interface EmitEventParameters {
   accountId: string;
@@ -94,4 +94,4 @@ export function eventCall(clock: Clock, params: EmitEventParameters): EventCall 
   };
 }
 
-export { eventsByIds, listEvents };
+export { eventsByIds, eventsOfKind, listEvents };

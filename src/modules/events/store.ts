@@ -1,4 +1,4 @@
-import type { Generated, Insertable } from 'kysely';
+import type { Generated, Insertable, Selectable } from 'kysely';
 import type { DbExecutor } from '../../core/db/database.ts';
 import type { Timestamp } from '../../core/db/schema.ts';
 
@@ -45,4 +45,31 @@ export async function eventsByIds(
   return new Map(
     rows.map((r) => [r.id, { kind: r.kind, payload: r.payload, created_at: new Date(r.created_at) }]),
   );
+}
+
+/**
+ * Every account's events of one kind created at or after `since`, newest first (created_at, then
+ * seq), at most `limit`, and how many there are in all (one statement: the page and the total
+ * agree). The operator's alerts read `security.alert` this way.
+ */
+export async function eventsOfKind(
+  db: DbExecutor,
+  kind: string,
+  since: Date,
+  limit: number,
+): Promise<{ events: Array<Selectable<EventsTable>>; total: number }> {
+  const rows = await db
+    .selectFrom('events')
+    .selectAll()
+    .select((eb) => eb.fn.countAll<string>().over().as('total'))
+    .where('kind', '=', kind)
+    .where('created_at', '>=', since)
+    .orderBy('created_at', 'desc')
+    .orderBy('seq', 'desc')
+    .limit(limit)
+    .execute();
+  return {
+    events: rows.map(({ total: _total, ...event }) => event),
+    total: rows.length === 0 ? 0 : Number(rows[0]!.total),
+  };
 }

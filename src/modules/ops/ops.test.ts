@@ -3,6 +3,7 @@
 // take effect on the account-facing routes; `purser ops` does the same from the command line.
 
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
@@ -14,6 +15,8 @@ import { enqueueJob } from '../../core/jobs/index.ts';
 import { systemClock } from '../../core/clock.ts';
 import { creditPrepaid, readBillingSettings, setMeteringEnforced } from '../billing/index.ts';
 import { readAccountCap } from '../billing/store.ts';
+import { recordComparisons } from '../chainwatch/drifts.ts';
+import { emitEvent } from '../events/index.ts';
 
 const OPERATOR_TOKEN = 'op_'.padEnd(40, 'x');
 let t: TestApp;
@@ -229,6 +232,143 @@ describe('GET /v1/ops/queues', () => {
       401,
       'UNAUTHORIZED',
     );
+  });
+});
+
+describe('GET /v1/ops/alerts', () => {
+  const at = (msAgo: number) => ({ now: () => new Date(Date.now() - msAgo) });
+  const DAY = 24 * 3_600_000;
+  const alertPayload = (credentialId: string, reason: 'usage_burst' | 'new_network') => ({
+    credential_id: credentialId,
+    venue: 'polymarket',
+    reason,
+    operation: 'order.place',
+    detail: reason === 'new_network' ? { network: '203.0.113.0/24', networks_seen_before: 1 } : {},
+    remediation: 'Revoke the credential and rotate the key at the venue.',
+  });
+  type Alert = {
+    kind: string;
+    id: string;
+    account_id: string;
+    raised_at: string;
+    severity: string;
+    summary: string;
+    remediation: string;
+    detail: Record<string, unknown>;
+  };
+  type Alerts = { as_of: string; alerts: Alert[]; counts: { security: number; drift: number } };
+
+  it("lists every account's security alerts since `since` and its unresolved drifts, newest first", async () => {
+    const one = await createAccountWithSession(t.db.db);
+    const two = await createAccountWithSession(t.db.db);
+    const credential = { recent: randomUUID(), older: randomUUID(), stale: randomUUID() };
+    const emit = (accountId: string, msAgo: number, credentialId: string) =>
+      withTransaction(t.db.db, (tx) =>
+        emitEvent(tx, at(msAgo), {
+          accountId,
+          kind: 'security.alert',
+          subject: credentialId,
+          payload: alertPayload(credentialId, 'new_network'),
+        }),
+      );
+    const recent = await emit(one.accountId, 60_000, credential.recent);
+    const older = await emit(two.accountId, 2 * DAY, credential.older);
+    const stale = await emit(one.accountId, 10 * DAY, credential.stale);
+    // Another kind of event is no alert.
+    await withTransaction(t.db.db, (tx) =>
+      emitEvent(tx, at(0), { accountId: one.accountId, kind: 'account.panic', payload: {} }),
+    );
+
+    // Drifts: one raised a month ago (open), one suspected, one raised then agreed (resolved).
+    const registry = t.deps.tokenRegistry!;
+    const wallet = (n: number) => `0x${String(n).padStart(2, '0').repeat(20)}`;
+    const asset = `eip155:8453/erc20:0x${'c1'.repeat(20)}`;
+    const compare = (msAgo: number, account: string, w: string, ledger: bigint, raiseAfterMs: number) =>
+      withTransaction(t.db.db, (tx) =>
+        recordComparisons(
+          tx,
+          at(msAgo),
+          [{ accountId: account, chainId: 8453, wallet: w, asset, ledger, chain: 100n, block: 42n }],
+          { raiseAfterMs, registry },
+        ),
+      );
+    expect(await compare(30 * DAY, two.accountId, wallet(71), 90n, 0)).toMatchObject({ raised: 1 });
+    expect(await compare(30_000, one.accountId, wallet(72), 80n, DAY)).toMatchObject({ suspected: 1 });
+    expect(await compare(120_000, one.accountId, wallet(73), 70n, 0)).toMatchObject({ raised: 1 });
+    expect(await compare(90_000, one.accountId, wallet(73), 100n, 0)).toMatchObject({ agreed: 1 });
+
+    const res = await ops('GET', '/v1/ops/alerts');
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json() as Alerts;
+    expect(Date.parse(body.as_of)).toBeGreaterThan(Date.now() - 60_000);
+    const ids = body.alerts.map((a) => a.id);
+    expect(ids).toContain(recent);
+    expect(ids).toContain(older);
+    expect(ids).not.toContain(stale); // older than the default 7 days
+    const times = body.alerts.map((a) => a.raised_at);
+    expect(times).toEqual([...times].sort().reverse());
+
+    const security = body.alerts.find((a) => a.id === recent);
+    expect(security).toMatchObject({
+      kind: 'security',
+      account_id: one.accountId,
+      severity: 'critical',
+      detail: {
+        credential_id: credential.recent,
+        venue: 'polymarket',
+        reason: 'new_network',
+        operation: 'order.place',
+      },
+    });
+    expect(security?.summary).toContain('203.0.113.0/24');
+    expect(security?.remediation).toContain('PUT /v1/ops/switches'); // the operator's, not the account's
+    expect(body.alerts.find((a) => a.id === older)?.account_id).toBe(two.accountId);
+
+    const drifts = body.alerts.filter((a) => a.kind === 'drift');
+    const byWallet = (w: string) => drifts.find((a) => a.detail['wallet'] === w);
+    expect(byWallet(wallet(71))).toMatchObject({
+      account_id: two.accountId,
+      severity: 'critical',
+      detail: { state: 'open', ledger: '90', chain: '100', difference: '10', chain_id: 8453 },
+    });
+    expect(Date.now() - Date.parse(byWallet(wallet(71))!.raised_at)).toBeGreaterThan(29 * DAY);
+    expect(byWallet(wallet(72))).toMatchObject({
+      account_id: one.accountId,
+      severity: 'warning',
+      detail: { state: 'suspected', raised_at: null },
+    });
+    expect(byWallet(wallet(73))).toBeUndefined(); // resolved
+    expect(body.counts).toEqual({
+      security: body.alerts.filter((a) => a.kind === 'security').length,
+      drift: drifts.length,
+    });
+
+    // `since` reaches back to the stale alert, or leaves out the two-day-old one; drifts stay.
+    const since = (msAgo: number) => encodeURIComponent(new Date(Date.now() - msAgo).toISOString());
+    const wide = (await ops('GET', `/v1/ops/alerts?since=${since(11 * DAY)}`)).json() as Alerts;
+    expect(wide.alerts.map((a) => a.id)).toEqual(expect.arrayContaining([recent, older, stale]));
+    expect(wide.counts.security).toBe(body.counts.security + 1);
+    const narrow = (await ops('GET', `/v1/ops/alerts?since=${since(DAY)}`)).json() as Alerts;
+    expect(narrow.alerts.map((a) => a.id)).toContain(recent);
+    expect(narrow.alerts.map((a) => a.id)).not.toContain(older);
+    expect(narrow.alerts.some((a) => a.detail['wallet'] === wallet(71))).toBe(true);
+
+    // `limit` cuts the list, newest first; the counts still say how many there are.
+    const first = (await ops('GET', '/v1/ops/alerts?limit=1')).json() as Alerts;
+    expect(first.alerts).toEqual([body.alerts[0]]);
+    expect(first.counts).toEqual(body.counts);
+  });
+
+  it('refuses account credentials and a bad query', async () => {
+    const acc = await createAccountWithSession(t.db.db);
+    expectErrorBody(
+      await t.app.fastify.inject({ method: 'GET', url: '/v1/ops/alerts', headers: bearer(acc.sessionToken) }),
+      401,
+      'UNAUTHORIZED',
+    );
+    for (const query of ['since=yesterday', 'since=2026-13-01', 'limit=0', 'limit=201', 'state=open']) {
+      expectErrorBody(await ops('GET', `/v1/ops/alerts?${query}`), 400, 'INVALID_REQUEST');
+    }
   });
 });
 

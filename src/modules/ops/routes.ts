@@ -1,8 +1,8 @@
 // The operator surface under /v1/ops/: only the operator token opens it (src/core/http/register.ts),
 // never an account credential. The same controls are on the command line (`purser ops`).
 
-import { Type, type TSchema } from 'typebox';
-import { isoTime, isoTimeOrNull } from '../../core/account-part.ts';
+import { Type, type Static, type TSchema } from 'typebox';
+import { isoTime, isoTimeOrNull, jsonColumn } from '../../core/account-part.ts';
 import { AppError, notFound } from '../../core/errors/app-error.ts';
 import { afterCommit } from '../../core/db/database.ts';
 import { jobQueueStats } from '../../core/jobs/index.ts';
@@ -17,6 +17,8 @@ import {
   DriftListQuery,
   driftsPage,
   DriftSchema,
+  unresolvedDrifts,
+  type DriftView,
 } from '../chainwatch/index.ts';
 import {
   billingOverview,
@@ -26,6 +28,7 @@ import {
   setMeteringEnforced,
   setPrepaidCap,
 } from '../billing/index.ts';
+import { eventsOfKind } from '../events/index.ts';
 import { FEATURE_REQUEST_STATUSES } from '../feedback/index.ts';
 import { readPrepaidBalances } from '../ledger/index.ts';
 import { setFeatureRequestStatus } from '../feedback/service.ts';
@@ -104,6 +107,157 @@ const QueueList = Type.Object(
   },
   { additionalProperties: false, title: 'OpsQueueList' },
 );
+
+/** Alerts per answer of GET /v1/ops/alerts, at most; and how far back security alerts go by default. */
+export const OPS_ALERTS_MAX_LIMIT = 200;
+const OPS_ALERTS_DEFAULT_LIMIT = 100;
+const OPS_ALERTS_DEFAULT_WINDOW_MS = 7 * 24 * 3_600_000;
+
+const AlertsQuery = Type.Object(
+  {
+    since: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Security alerts raised at or after this time (default: 7 days ago). Unresolved drifts are ' +
+          'listed whatever their age.',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: OPS_ALERTS_MAX_LIMIT, default: OPS_ALERTS_DEFAULT_LIMIT }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Severity = Type.Union([Type.Literal('warning'), Type.Literal('critical')], {
+  description: 'critical: a security alert or an open drift; warning: a suspected drift.',
+});
+
+/** The fields every alert has. */
+const alertFields = (id: string, raisedAt: string) => ({
+  id: Type.String({ description: id }),
+  account_id: Type.String(),
+  raised_at: Type.String({ format: 'date-time', description: raisedAt }),
+  severity: Severity,
+  summary: Type.String({ description: 'What happened, in one sentence.' }),
+  remediation: Type.String({ description: 'What to do about it.' }),
+});
+
+const SecurityAlert = Type.Object(
+  {
+    kind: Type.Literal('security'),
+    ...alertFields('The security.alert event id (evt_…).', "The event's time."),
+    detail: Type.Object(
+      {
+        credential_id: Type.String({
+          description: "The venue credential's id (the account's GET /v1/pm/credentials lists it).",
+        }),
+        venue: Type.String(),
+        reason: Type.String({ description: 'usage_burst or new_network (docs/events.md, security.alert).' }),
+        operation: Type.String(),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, title: 'OpsSecurityAlert' },
+);
+
+const DriftAlert = Type.Object(
+  {
+    kind: Type.Literal('drift'),
+    ...alertFields('The drift id (drf_…).', 'When the drift was raised; a suspected one: when first seen.'),
+    detail: DriftSchema,
+  },
+  { additionalProperties: false, title: 'OpsDriftAlert' },
+);
+
+const AlertList = Type.Object(
+  {
+    as_of: Type.String({ format: 'date-time' }),
+    alerts: Type.Array(Type.Union([SecurityAlert, DriftAlert]), {
+      description: 'Newest first, at most `limit`.',
+    }),
+    counts: Type.Object(
+      {
+        security: Type.Integer({ description: 'Security alerts since `since`, in all.' }),
+        drift: Type.Integer({ description: 'Unresolved (open and suspected) drifts, in all.' }),
+      },
+      {
+        additionalProperties: false,
+        description: 'How many there are in all: more than `alerts` holds when `limit` cut the list.',
+      },
+    ),
+  },
+  { additionalProperties: false, title: 'OpsAlertList' },
+);
+
+type Alert = Static<typeof SecurityAlert> | Static<typeof DriftAlert>;
+
+/**
+ * What the operator does about a security alert. The event's own remediation speaks to the account
+ * (its webhook carried it); this one speaks to the operator.
+ */
+const CREDENTIAL_REMEDIATION =
+  'Ask the account whether the use was its own; if not, it revokes the credential (DELETE ' +
+  '/v1/pm/credentials/{id}) and rotates the key at the venue. Meanwhile an account switch (PUT ' +
+  "/v1/ops/switches) stops the account's executing routes.";
+
+/** A security.alert event as an alert (docs/events.md: its payload). */
+function securityAlert(event: {
+  id: string;
+  account_id: string;
+  created_at: Date | string;
+  payload: unknown;
+}): Alert {
+  const payload = (jsonColumn(event.payload) ?? {}) as Record<string, unknown>;
+  const text = (key: string) => (typeof payload[key] === 'string' ? payload[key] : '');
+  const observed = (payload['detail'] ?? {}) as Record<string, unknown>;
+  const detail = {
+    credential_id: text('credential_id'),
+    venue: text('venue'),
+    reason: text('reason'),
+    operation: text('operation'),
+  };
+  const what =
+    detail.reason === 'usage_burst'
+      ? `was used in a burst far above its own rate (${String(observed['uses_this_minute'] ?? '?')} uses in a minute)`
+      : detail.reason === 'new_network'
+        ? `was used from a client network it was never used from (${String(observed['network'] ?? '?')})`
+        : `was used anomalously (${detail.reason || 'no reason given'})`;
+  return {
+    kind: 'security',
+    id: event.id,
+    account_id: event.account_id,
+    raised_at: isoTime(event.created_at),
+    severity: 'critical',
+    summary: `The ${detail.venue || 'venue'} credential ${detail.credential_id} ${what}, for ${detail.operation || 'an operation'}.`,
+    remediation: CREDENTIAL_REMEDIATION,
+    detail,
+  };
+}
+
+/** An unresolved drift as an alert: critical once raised, a warning while only suspected. */
+function driftAlert(accountId: string, drift: DriftView): Alert {
+  const open = drift.state === 'open';
+  return {
+    kind: 'drift',
+    id: drift.id,
+    account_id: accountId,
+    raised_at: drift.raised_at ?? drift.first_seen_at,
+    severity: open ? 'critical' : 'warning',
+    summary:
+      `The books of wallet ${drift.wallet} ${open ? 'differ' : 'may differ'} from chain ${drift.chain_id} ` +
+      `for ${drift.asset}: chain − ledger = ${drift.difference} at block ${drift.block}` +
+      `${open ? '' : ' (suspected: not confirmed by reconciliation yet)'}.`,
+    remediation: open
+      ? 'Find the cause (docs/operations.md, "Drifts between books and chain"); it clears when the books ' +
+        'agree with the chain again, or book an adjustment with a reason (POST /v1/ops/drifts/{id}/adjust).'
+      : 'Nothing to do yet: the next reconciliation raises it, or forgets it if the books agree with the chain.',
+    detail: drift,
+  };
+}
+
 const UsdOrNull = Type.Union([Type.String({ pattern: USD_PATTERN }), Type.Null()]);
 
 const Overview = Type.Object(
@@ -588,6 +742,78 @@ export const opsRoutes: RouteDefinition[] = [
             failed_last_day: q.failedLastDay,
             oldest_waiting_seconds: q.oldestWaitingSeconds,
           })),
+        },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/v1/ops/alerts',
+    operationId: 'opsListAlerts',
+    summary: 'Security alerts and unresolved drifts, across every account, newest first (operator)',
+    description:
+      'What needs an operator, in one list: each `security.alert` event (a venue credential used in a ' +
+      'burst or from a new client network; docs/events.md) raised since `since` (default: 7 days ago), ' +
+      'and every drift between books and chain not resolved yet, whatever its age (`open`: critical; ' +
+      '`suspected`: a warning until reconciliation confirms or forgets it). Each alert has its account, ' +
+      'a one-sentence summary, what to do and the details; `counts` says how many there are in all ' +
+      'when `limit` cut the list. Nothing here changes anything.',
+    tags: TAGS,
+    class: 'operator',
+    wallet: false,
+    schema: { querystring: AlertsQuery, response: { 200: AlertList } },
+    docs: {
+      errors: [],
+      responses: { 200: 'The alerts, newest first, and how many of each kind there are in all.' },
+      example: {
+        query: { since: '2026-11-29T12:00:00.000Z', limit: 100 },
+        status: 200,
+        response: {
+          as_of: '2026-12-06T12:00:00.000Z',
+          alerts: [
+            {
+              kind: 'security',
+              id: 'evt_6n1q8s3u0w5y2a7c4e9g',
+              account_id: ACCOUNT_EXAMPLE,
+              raised_at: '2026-12-06T11:42:10.000Z',
+              severity: 'critical',
+              summary:
+                'The polymarket credential 3f2b8c1e-7d4a-4e9b-a6c5-2d8f1b0e9a47 was used from a client network it was ' +
+                'never used from (203.0.113.0/24), for order.place.',
+              remediation: CREDENTIAL_REMEDIATION,
+              detail: {
+                credential_id: '3f2b8c1e-7d4a-4e9b-a6c5-2d8f1b0e9a47',
+                venue: 'polymarket',
+                reason: 'new_network',
+                operation: 'order.place',
+              },
+            },
+            driftAlert(ACCOUNT_EXAMPLE, DRIFT_EXAMPLE),
+          ],
+          counts: { security: 1, drift: 1 },
+        },
+      },
+    },
+    handler: async (ctx) => {
+      const now = ctx.deps.clock.now();
+      const limit = ctx.query.limit ?? OPS_ALERTS_DEFAULT_LIMIT;
+      const since = ctx.query.since
+        ? new Date(ctx.query.since)
+        : new Date(now.getTime() - OPS_ALERTS_DEFAULT_WINDOW_MS);
+      const security = await eventsOfKind(ctx.deps.db, 'security.alert', since, limit);
+      const drifts = await unresolvedDrifts(ctx.deps.db, limit);
+      const alerts = [
+        ...security.events.map(securityAlert),
+        ...drifts.drifts.map((d) => driftAlert(d.accountId, d.drift)),
+      ]
+        .sort((a, b) => b.raised_at.localeCompare(a.raised_at) || b.id.localeCompare(a.id))
+        .slice(0, limit);
+      return {
+        status: 200,
+        body: {
+          as_of: now.toISOString(),
+          alerts,
+          counts: { security: security.total, drift: drifts.total },
         },
       };
     },
