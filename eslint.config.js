@@ -39,6 +39,8 @@ export default tseslint.config(
       'devnet/**',
       'packages/**',
       'examples/**',
+      // The console runs in the browser, where there is no clock port to inject.
+      'console/**',
     ],
     rules: { 'no-restricted-syntax': 'off' },
   },

@@ -99,7 +99,7 @@ async function main(argv: string[]): Promise<number> {
 function announce(service: RunningService, command: string): void {
   if (service.url) {
     console.log(`Purser is listening on ${service.url}`);
-    console.log(`  Console:       ${service.url}/console (in the browser: wallets, intents, policies)`);
+    console.log(`  Console:       ${service.url}/console (in the browser, for owners and the operator)`);
     console.log(`  API reference: ${service.url}/docs`);
     console.log(`  OpenAPI:       ${service.url}/v1/openapi.json`);
     console.log(`  Error codes:   ${service.url}/docs/errors`);

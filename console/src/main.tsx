@@ -5,7 +5,9 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Session } from './api.ts';
 import { match, navigate, usePath } from './router.ts';
 import { Empty, Link, Page } from './ui.tsx';
+import { DelegationsView } from './views/delegations.tsx';
 import { IntentView, IntentsView } from './views/intents.tsx';
+import { AccountsView, AlertsView, QueuesView, SwitchesView } from './views/operator.tsx';
 import { PoliciesView, PolicyView } from './views/policies.tsx';
 import { SignIn } from './views/sign-in.tsx';
 import { WalletsView, WalletView } from './views/wallets.tsx';
@@ -19,9 +21,24 @@ const OWNER_NAV: NavItem[] = [
   { to: '/wallets', label: 'Wallets' },
   { to: '/intents', label: 'Intents' },
   { to: '/policies', label: 'Policies' },
+  { to: '/delegations', label: 'Delegations' },
 ];
 
-const OPERATOR_NAV: NavItem[] = [];
+const OPERATOR_NAV: NavItem[] = [
+  { to: '/ops/switches', label: 'Switches' },
+  { to: '/ops/queues', label: 'Queues' },
+  { to: '/ops/accounts', label: 'Accounts' },
+  { to: '/ops/alerts', label: 'Alerts' },
+];
+
+function operatorView(session: Session, path: string) {
+  if (path === '/ops/switches') return <SwitchesView session={session} />;
+  if (path === '/ops/queues') return <QueuesView session={session} />;
+  if (path === '/ops/accounts')
+    return <AccountsView session={session} cursor={new URLSearchParams(location.search).get('cursor')} />;
+  if (path === '/ops/alerts') return <AlertsView session={session} />;
+  return null;
+}
 
 function ownerView(session: Session, path: string) {
   const query = new URLSearchParams(location.search);
@@ -41,6 +58,7 @@ function ownerView(session: Session, path: string) {
   if (path === '/policies') return <PoliciesView session={session} />;
   if ((params = match('/policies/:wallet', path)))
     return <PolicyView session={session} wallet={params['wallet']!} />;
+  if (path === '/delegations') return <DelegationsView session={session} />;
   return null;
 }
 
@@ -75,7 +93,7 @@ function App() {
       </main>
     );
 
-  const view = session.kind === 'operator' ? null : ownerView(session, path);
+  const view = session.kind === 'operator' ? operatorView(session, path) : ownerView(session, path);
   return (
     <>
       <a class="skip" href="#main">

@@ -21,12 +21,12 @@ let owner: ConsolePage;
 
 beforeAll(async () => {
   const base = testConfig();
-  // Slices a second and a half apart, so a run lasts long enough to be watched.
+  // Slices three seconds apart, so a run lasts long enough to be watched (and stopped).
   // The chain watcher runs as under npm start, at once and every second: the wallets' books.
   service = await startListeningService(devnet, {
     config: {
       operatorToken: OPERATOR_TOKEN,
-      planner: { ...base.planner, sliceIntervalMs: 1_500 },
+      planner: { ...base.planner, sliceIntervalMs: 3_000 },
       chainWatch: {
         ...base.chainWatch,
         enabled: true,
@@ -67,6 +67,10 @@ const cell = async (page: Page, symbol: string, field: 'ledger' | 'chain') =>
       .locator(`[data-chain="8453"] tr[data-symbol="${symbol}"] td[data-field="${field}"]`)
       .innerText()
   ).replaceAll(',', '');
+
+/** A link of the console's navigation bar. */
+const nav = (page: Page, name: string) =>
+  page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name, exact: true });
 
 /** `1234.5` → `1,234.5`, as the console writes amounts. */
 const grouped = (amount: string) => {
@@ -116,7 +120,7 @@ describe('the console in a browser', () => {
 
   it('refuses a policy the schema refuses before sending it, publishes a valid one and shows the diff', async () => {
     const { page } = owner;
-    await page.getByRole('link', { name: 'Policies' }).click();
+    await nav(page, 'Policies').click();
     await page.getByRole('heading', { name: 'Policies' }).waitFor();
     await page.locator(`a[href="/console/policies/${agent.wallet.toLowerCase()}"]`).click();
     await page.getByRole('heading', { name: /^Policy of/ }).waitFor();
@@ -149,7 +153,7 @@ describe('the console in a browser', () => {
 
   it('watches a conversion go from admitted to filled, slice by slice', async () => {
     const { page } = owner;
-    await page.getByRole('link', { name: 'Intents' }).click();
+    await nav(page, 'Intents').click();
     await page.getByRole('heading', { name: 'Intents' }).waitFor();
     await page.getByText('No intents yet').waitFor();
     await checkView(owner, '05-intents-empty');
@@ -199,6 +203,104 @@ describe('the console in a browser', () => {
       await expect.poll(() => cell(page, symbol, 'ledger'), { timeout: 15_000 }).toBe(want);
       expect(await cell(page, symbol, 'chain')).toBe(want);
     }
+  });
+
+  it('lets the operator switch a wallet off, and the owner sees its admitted conversion stop', async () => {
+    const operator = await openConsole(browser, service.url);
+    try {
+      const op = operator.page;
+      await op.getByLabel('Operator token').fill(OPERATOR_TOKEN);
+      await op.getByRole('button', { name: 'Sign in as operator' }).click();
+      await op.getByRole('heading', { name: 'Switches' }).waitFor();
+      await op.getByText('Every switch is on').waitFor();
+      await op.getByLabel('Wallet address').fill(agent.wallet);
+      const reason = 'Browser test: this wallet is paused for review.';
+      await op.getByLabel(/^Reason/).fill(reason);
+
+      // Enough USDC for a second conversion, which the owner watches run.
+      await ok(
+        agent.purser.api.POST('/v1/dev/faucet', {
+          body: { chain_id: 8453, address: agent.wallet, tokens: [{ symbol: 'USDC', amount: '1000000000' }] },
+        }),
+      );
+      const { page } = owner;
+      await nav(page, 'Intents').click();
+      const id = await agent.convert('800000000');
+      await page.locator(`tr[data-intent="${id}"] a`).click();
+      await page.getByRole('heading', { name: /^Intent 800 USDC → EURC/ }).waitFor();
+      // Once its first slice landed, the operator switches the wallet off, between two slices.
+      await expect
+        .poll(
+          async () => {
+            const intent = await ok(agent.purser.api.GET('/v1/intents/{id}', { params: { path: { id } } }));
+            return ((intent.report as { slices?: unknown[] }).slices ?? []).length;
+          },
+          { timeout: 20_000, interval: 50 },
+        )
+        .toBeGreaterThan(0);
+      await op.getByRole('button', { name: 'Apply' }).click();
+      await op.getByRole('status').filter({ hasText: 'Execution switched off for the wallet' }).waitFor();
+
+      const stopped = page.locator('[data-abort="EXECUTION_INTERRUPTED"]');
+      await stopped.waitFor({ timeout: 20_000 });
+      expect(await stopped.innerText()).toContain(reason);
+      expect(await page.locator('.facts dd .badge').first().innerText()).toBe('aborted');
+      expect(await page.locator('tr[data-slice]').count()).toBeGreaterThan(0);
+      await checkView(owner, '09-intent-stopped');
+
+      // The operator's list says what is off, why, and who set it.
+      const row = op.locator(`tr[data-switch="wallet:${agent.wallet.toLowerCase()}"]`);
+      await row.waitFor();
+      expect(await row.innerText()).toContain(reason);
+      await checkView(operator, '10-ops-switches');
+
+      // Back on: the same form, execution checked.
+      await op.getByLabel('Wallet address').fill(agent.wallet);
+      await op.getByLabel('Execution on').check();
+      await op.getByRole('button', { name: 'Apply' }).click();
+      await op.getByText('Every switch is on').waitFor();
+
+      for (const [link, heading, name] of [
+        ['Queues', 'Job queues', '11-ops-queues'],
+        ['Accounts', 'Accounts', '12-ops-accounts'],
+        ['Alerts', 'Alerts', '13-ops-alerts'],
+      ] as const) {
+        await nav(op, link).click();
+        await op.getByRole('heading', { name: heading }).waitFor();
+        await op.locator('table, .empty, .cards').first().waitFor();
+        await checkView(operator, name);
+      }
+      // The owner's account is among the accounts, with its prepaid balance.
+      await nav(op, 'Accounts').click();
+      const account = op.locator(`tr[data-address="${agent.owner.address.toLowerCase()}"]`);
+      await account.waitFor();
+      const balance = await ok(agent.purser.api.GET('/v1/balance'));
+      const [whole, fraction = ''] = balance.balance_usd.split('.');
+      expect(await account.innerText()).toContain(`$${whole}.${fraction.replace(/0+$/, '').padEnd(2, '0')}`);
+    } finally {
+      await operator.close();
+    }
+  });
+
+  it('revokes a delegation and shows the calls that remove it from the smart account', async () => {
+    const { page } = owner;
+    await nav(page, 'Delegations').click();
+    await page.getByRole('heading', { name: 'Delegations' }).waitFor();
+    const card = page.locator(`[data-delegation="${agent.delegationId}"]`);
+    await card.waitFor();
+    expect(await card.getAttribute('data-status')).toBe('active');
+    await checkView(owner, '14-delegations');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await card.getByRole('button', { name: 'Revoke' }).click();
+    const unwind = page.locator(`[data-revoked="${agent.delegationId}"]`);
+    await unwind.waitFor();
+    expect(await unwind.innerText()).toContain('Uninstall the permission');
+    await expect.poll(() => card.getAttribute('data-status')).toBe('revoked');
+    const delegation = await ok(
+      agent.purser.api.GET('/v1/delegations/{id}', { params: { path: { id: agent.delegationId } } }),
+    );
+    expect(delegation.status).toBe('revoked');
+    await checkView(owner, '15-delegation-revoked');
   });
 
   it("shows an API's error as it gave it: message, what to do", async () => {

@@ -197,6 +197,29 @@ function SliceTimeline({ intent, book }: { intent: Intent; book: TokenBook | nul
   );
 }
 
+/** Why the run stopped: the abort's code, and the switch's reason when a switch stopped it. */
+function AbortNotice({ abort }: { abort: { reason: string; detail: unknown } }) {
+  const detail = (abort.detail ?? {}) as {
+    switch?: { scope?: string; target?: string; reason?: string };
+    message?: string;
+  };
+  return (
+    <div class="error" role="status" data-abort={abort.reason}>
+      <p>
+        <strong>Stopped</strong>: {abort.reason}
+      </p>
+      {detail.switch ? (
+        <p>
+          Execution is switched off for the {detail.switch.scope} {detail.switch.target ?? ''}:{' '}
+          {detail.switch.reason}
+        </p>
+      ) : detail.message ? (
+        <p>{detail.message}</p>
+      ) : null}
+    </div>
+  );
+}
+
 export function IntentView({ session, id }: { session: Session; id: string }) {
   const book = useTokens(session);
   const loaded = useLoad(
@@ -251,13 +274,7 @@ export function IntentView({ session, id }: { session: Session; id: string }) {
           ['Updated', formatTime(intent.updated_at)],
         ]}
       />
-      {intent.params.abort ? (
-        <div class="error" role="status">
-          <p>
-            <strong>Aborted</strong>: {intent.params.abort.reason}
-          </p>
-        </div>
-      ) : null}
+      {intent.params.abort ? <AbortNotice abort={intent.params.abort} /> : null}
       <h2>Slices</h2>
       <SliceTimeline intent={intent} book={book} />
       {!FINAL.has(intent.status) ? <p class="muted">Refreshing every second while the intent runs.</p> : null}
