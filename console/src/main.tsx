@@ -7,10 +7,14 @@ import { match, navigate, usePath } from './router.ts';
 import { Empty, Link, Page } from './ui.tsx';
 import { DelegationsView } from './views/delegations.tsx';
 import { IntentView, IntentsView } from './views/intents.tsx';
+import { MarketsView } from './views/markets.tsx';
+import { MoneyView } from './views/money.tsx';
 import { AccountsView, AlertsView, QueuesView, SwitchesView } from './views/operator.tsx';
 import { PoliciesView, PolicyView } from './views/policies.tsx';
 import { SignIn } from './views/sign-in.tsx';
+import { SpendView } from './views/spend.tsx';
 import { WalletsView, WalletView } from './views/wallets.tsx';
+import { WebhooksView } from './views/webhooks.tsx';
 
 interface NavItem {
   to: string;
@@ -21,7 +25,11 @@ const OWNER_NAV: NavItem[] = [
   { to: '/wallets', label: 'Wallets' },
   { to: '/intents', label: 'Intents' },
   { to: '/policies', label: 'Policies' },
+  { to: '/spend', label: 'Spend' },
   { to: '/delegations', label: 'Delegations' },
+  { to: '/money', label: 'Money' },
+  { to: '/webhooks', label: 'Webhooks' },
+  { to: '/markets', label: 'Markets' },
 ];
 
 const OPERATOR_NAV: NavItem[] = [
@@ -58,7 +66,11 @@ function ownerView(session: Session, path: string) {
   if (path === '/policies') return <PoliciesView session={session} />;
   if ((params = match('/policies/:wallet', path)))
     return <PolicyView session={session} wallet={params['wallet']!} />;
+  if (path === '/spend') return <SpendView session={session} wallet={query.get('wallet')} />;
   if (path === '/delegations') return <DelegationsView session={session} />;
+  if (path === '/money') return <MoneyView session={session} />;
+  if (path === '/webhooks') return <WebhooksView session={session} />;
+  if (path === '/markets') return <MarketsView session={session} />;
   return null;
 }
 

@@ -6,33 +6,17 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { hexToString, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { expect } from 'vitest';
 import { REPO_ROOT } from '../support/service-process.ts';
+import { launchBrowser } from './chromium.ts';
+
+export { launchBrowser };
 
 /** Where the screenshots go (kept by CI as artifacts; ignored by git). */
 export const ARTIFACTS = join(REPO_ROOT, 'test-results', 'console');
-
-export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-
-/** Headless, and quiet on a closed network (no background connections, no first-run work). */
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-
-/** Playwright gives each launch a fresh, empty user-data directory of its own. */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-}
 
 export interface ConsolePage {
   page: Page;
