@@ -224,6 +224,21 @@ describe('PURSER_EXECUTOR_PRIVATE_KEY', () => {
   });
 });
 
+describe('EXPLORER_URL_<chainId>', () => {
+  it('names an explorer per supported chain without its trailing slash, refuses a non-URL, has none by default', () => {
+    expect(loadConfig({}).explorerUrls).toEqual({});
+    expect(
+      loadConfig({ EXPLORER_URL_8453: 'https://basescan.org/', EXPLORER_URL_1: 'https://x.example' })
+        .explorerUrls,
+    ).toEqual({
+      8453: 'https://basescan.org',
+    });
+    expect(() => loadConfig({ EXPLORER_URL_137: 'polygonscan.com' })).toThrow(
+      /EXPLORER_URL_137 must be an http\(s\) URL/,
+    );
+  });
+});
+
 describe('BUNDLER_URL_<chainId>', () => {
   it('names a bundler per supported chain, refuses what is not an http(s) URL, and has none by default', () => {
     expect(loadConfig({}).bundlerUrls).toEqual({});

@@ -82,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     siwe,
     rpcUrls: endpoints.rpcUrls,
     bundlerUrls: endpoints.bundlerUrls,
+    explorerUrls: endpoints.explorerUrls,
     bundlerTimeoutMs,
     devnet,
     screening,

@@ -140,6 +140,12 @@ export interface Config {
    * development with the devnet on, chains without one use the devnet's bundler.
    */
   bundlerUrls: Record<number, string>;
+  /**
+   * A block explorer per chain id (`EXPLORER_URL_<chainId>`, e.g. https://basescan.org), published
+   * in GET /v1/tokens so clients (the console) can link transactions (`<url>/tx/<hash>`). None by
+   * default: the devnet's chains have none.
+   */
+  explorerUrls: Record<number, string>;
   /** Limit of one bundler call (`BUNDLER_TIMEOUT_MS`). */
   bundlerTimeoutMs: number;
   devnet: {

@@ -14,6 +14,8 @@ import { checkView, launchBrowser, openConsole, snapshot, type ConsolePage } fro
 
 const devnet = inject('devnet');
 const OPERATOR_TOKEN = 'op_browser_'.padEnd(40, 'x');
+/** The explorer this run configures for Base: slice hashes link to it. */
+const EXPLORER = 'https://basescan.example';
 let service: ListeningService;
 let browser: Browser;
 let agent: Agent;
@@ -26,6 +28,7 @@ beforeAll(async () => {
   service = await startListeningService(devnet, {
     config: {
       operatorToken: OPERATOR_TOKEN,
+      explorerUrls: { 8453: EXPLORER },
       planner: { ...base.planner, sliceIntervalMs: 3_000 },
       chainWatch: {
         ...base.chainWatch,
@@ -181,6 +184,12 @@ describe('the console in a browser', () => {
     const slices = (intent.report as { slices: { state: string; bought: string }[] }).slices;
     await expect.poll(() => page.locator('tr[data-slice]').count()).toBe(slices.length);
     expect(slices.length).toBeGreaterThan(1);
+    // Each hash links to its transaction on the configured explorer.
+    const hashes = (intent.report as { slices: { tx_hash: string }[] }).slices.map((s) => s.tx_hash);
+    const links = await page
+      .locator('tr[data-slice] a[href^="https://basescan.example/tx/"]')
+      .evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    expect(links).toEqual(hashes.map((h) => `${EXPLORER}/tx/${h}`));
     const bought = slices.reduce((sum, s) => sum + BigInt(s.bought ?? 0), 0n);
     await page.getByText(`for ${grouped(formatUnits(bought, 6))} EURC`).waitFor();
     await page.locator('figure.chart', { hasText: 'achieved against the reference' }).waitFor();

@@ -6,7 +6,7 @@ import { ok, type Schemas, type Session } from '../api.ts';
 import { LineChart } from '../charts.tsx';
 import { formatTime, formatUnits, formatUsd, shortHex } from '../format.ts';
 import { navigate } from '../router.ts';
-import { tokenOf, useTokens, type TokenBook } from '../tokens.ts';
+import { tokenOf, txLink, useTokens, type TokenBook } from '../tokens.ts';
 import { ActionButton, Badge, Empty, Facts, Link, Page, Pending, useLoad } from '../ui.tsx';
 
 type Intent = Schemas['Intent'];
@@ -125,6 +125,18 @@ interface Report {
   };
 }
 
+/** A transaction hash, linked to the chain's explorer when one is configured. */
+function TxHash({ href, hash }: { href: string | null; hash: string | undefined }) {
+  const text = <code title={hash}>{shortHex(hash)}</code>;
+  return href ? (
+    <a href={href} target="_blank" rel="noopener noreferrer">
+      {text}
+    </a>
+  ) : (
+    text
+  );
+}
+
 function SliceTimeline({ intent, book }: { intent: Intent; book: TokenBook | null }) {
   const report = intent.report as Report;
   const slices = report.slices ?? [];
@@ -176,7 +188,7 @@ function SliceTimeline({ intent, book }: { intent: Intent; book: TokenBook | nul
                 <td class="num">{s.vs_reference_bps === undefined ? '—' : `${s.vs_reference_bps} bps`}</td>
                 <td class="num">{s.gas_wei ?? '—'}</td>
                 <td>
-                  <code title={s.tx_hash}>{shortHex(s.tx_hash)}</code>
+                  <TxHash href={txLink(book, intent.params.chain_id, s.tx_hash)} hash={s.tx_hash} />
                 </td>
               </tr>
             ))}

@@ -1443,6 +1443,8 @@ export interface components {
             name: string;
             /** @description EIP-55 checksummed address */
             wrapped_native: string;
+            /** @description The chain's block explorer as configured here (EXPLORER_URL_<chain_id>); a transaction is at `<explorer_url>/tx/<hash>`. Null when none is configured. */
+            explorer_url: string | null;
             venues: {
                 name: string;
                 /** @description Whether this venue settles token conversions on this chain */
@@ -2703,6 +2705,7 @@ export interface operations {
                      *           "chain_id": 8453,
                      *           "name": "Base",
                      *           "wrapped_native": "0x4200000000000000000000000000000000000006",
+                     *           "explorer_url": "https://basescan.org",
                      *           "venues": [
                      *             {
                      *               "name": "0x",

@@ -17,8 +17,11 @@ import {
   SUPPORTED_CHAINS,
 } from '../settings.ts';
 
-/** The JSON-RPC URL (`RPC_URL_<chainId>`) and bundler URL (`BUNDLER_URL_<chainId>`) per chain. */
-export function readEndpoints(r: EnvReader): Pick<Config, 'rpcUrls' | 'bundlerUrls'> {
+/**
+ * The JSON-RPC URL (`RPC_URL_<chainId>`), bundler URL (`BUNDLER_URL_<chainId>`) and block explorer
+ * (`EXPLORER_URL_<chainId>`) per chain.
+ */
+export function readEndpoints(r: EnvReader): Pick<Config, 'rpcUrls' | 'bundlerUrls' | 'explorerUrls'> {
   const rpcUrls: Record<number, string> = {};
   for (const chainId of SUPPORTED_CHAINS) {
     const url = r.str(`RPC_URL_${chainId}`);
@@ -32,7 +35,15 @@ export function readEndpoints(r: EnvReader): Pick<Config, 'rpcUrls' | 'bundlerUr
     if (isHttpUrl(url)) bundlerUrls[chainId] = url;
     else r.problems.push(`${name} must be an http(s) URL (got "${url}")`);
   }
-  return { rpcUrls, bundlerUrls };
+  const explorerUrls: Record<number, string> = {};
+  for (const chainId of SUPPORTED_CHAINS) {
+    const name = `EXPLORER_URL_${chainId}`;
+    const url = r.str(name);
+    if (url === undefined) continue;
+    if (isHttpUrl(url)) explorerUrls[chainId] = url.replace(/\/+$/, '');
+    else r.problems.push(`${name} must be an http(s) URL (got "${url}")`);
+  }
+  return { rpcUrls, bundlerUrls, explorerUrls };
 }
 
 /** The limit of one bundler call. */

@@ -87,6 +87,7 @@ const DEVNET = {
 /** The answer of an app without venue adapters: each venue's contracts are unknown there, so empty. */
 const WIRE_CHAINS = PRODUCTION_CHAINS.map((c) => ({
   ...c,
+  explorer_url: null as string | null,
   venues: c.venues.map((v) => ({ ...v, contracts: [] as string[] })),
 }));
 
@@ -243,6 +244,22 @@ describe('GET /v1/tokens', () => {
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers['cache-control']).toBe('public, max-age=300');
     expect(res.json()).toEqual({ chains: WIRE_CHAINS });
+  });
+
+  it("publishes each chain's configured block explorer, and null where none is", async () => {
+    const app = await makeApp(
+      { env: 'production', explorerUrls: { 8453: 'https://basescan.org' } },
+      buildTokenRegistry('production'),
+    );
+    try {
+      const res = await app.fastify.inject({ method: 'GET', url: '/v1/tokens' });
+      const chains = res.json<{ chains: { chain_id: number; explorer_url: string | null }[] }>().chains;
+      expect(chains.map((c) => [c.chain_id, c.explorer_url])).toEqual(
+        WIRE_CHAINS.map((c) => [c.chain_id, c.chain_id === 8453 ? 'https://basescan.org' : null]),
+      );
+    } finally {
+      await app.fastify.close();
+    }
   });
 
   it('filters by chain_id', async () => {

@@ -29,6 +29,7 @@ export const registryRoutes: RouteDefinition[] = [
               chain_id: 8453,
               name: 'Base',
               wrapped_native: '0x4200000000000000000000000000000000000006',
+              explorer_url: 'https://basescan.org',
               venues: [
                 { name: '0x', settles: true, contracts: ['0x0000000000001fF3684f28c67538d4D072C22734'] },
                 {
@@ -91,7 +92,11 @@ export const registryRoutes: RouteDefinition[] = [
       }
       return {
         status: 200,
-        body: { chains: chains.map((c) => toWire(c, deps.venues ?? [])) },
+        body: {
+          chains: chains.map((c) =>
+            toWire(c, deps.venues ?? [], deps.config.explorerUrls[c.chainId] ?? null),
+          ),
+        },
         // The registry changes only with a deploy.
         headers: { 'cache-control': 'public, max-age=300' },
       };
@@ -99,11 +104,12 @@ export const registryRoutes: RouteDefinition[] = [
   }),
 ];
 
-function toWire(chain: RegistryChain, venues: readonly VenueAdapter[]) {
+function toWire(chain: RegistryChain, venues: readonly VenueAdapter[], explorer: string | null) {
   return {
     chain_id: chain.chainId,
     name: chain.name,
     wrapped_native: chain.wrappedNative,
+    explorer_url: explorer,
     venues: chain.venues.map((v) => ({
       name: v.name,
       settles: v.settles,

@@ -23,6 +23,11 @@ export const RegistryChainSchema = Type.Object(
     chain_id: Type.Integer(),
     name: Type.String(),
     wrapped_native: AddressSchema,
+    explorer_url: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "The chain's block explorer as configured here (EXPLORER_URL_<chain_id>); a transaction is at " +
+        '`<explorer_url>/tx/<hash>`. Null when none is configured.',
+    }),
     venues: Type.Array(
       Type.Object({
         name: Type.String(),
