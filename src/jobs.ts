@@ -16,6 +16,7 @@ import { chainwatchJobs } from './modules/chainwatch/jobs.ts';
 import { delegationsJobs } from './modules/delegations/jobs.ts';
 import { executorJobs } from './modules/executor/jobs.ts';
 import { feedbackJobs } from './modules/feedback/jobs.ts';
+import { intentsJobs } from './modules/intents/jobs.ts';
 import { housekeepingJobs } from './modules/housekeeping/jobs.ts';
 import { ledgerJobs } from './modules/ledger/jobs.ts';
 import { paymentsJobs } from './modules/payments/jobs.ts';
@@ -33,6 +34,7 @@ const effects = settlementEffects();
 export const jobTable: AnyJobDefinition<AppDeps>[] = [
   ...rebalancesJobs,
   ...executorJobs,
+  ...intentsJobs,
   ...housekeepingJobs,
   ...lifecycleJobs,
   ...feedbackJobs,

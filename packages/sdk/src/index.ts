@@ -3,10 +3,12 @@
 export { Purser, ok, printExchange, type Exchange, type PurserOptions } from './client.ts';
 export { PurserError, WebhookVerificationError, type NextStep } from './errors.ts';
 export {
+  signApproval,
   signDelegation,
   signTopUp,
   signX402Payment,
   signX402PaymentV2,
+  type ApprovalRequest,
   type PaymentRequirementsV1,
   type PaymentRequirementsV2,
   type SignedAuthorization,

@@ -630,6 +630,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/intents/{id}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An approver's signature for an intent waiting for approval (the policy's approval tier)
+         * @description An intent worth more than its policy's spend.approvals.above_usd waits, planned, with report.approval (quorum, approvers, signatures so far, expires_at, the EIP-712 typed data and its digest). Each approver signs the typed data and posts the signature here: no credential, the signature alone authenticates (EOA, ERC-1271, or ERC-6492 for an undeployed account). A second signature of one approver counts once. The signature that reaches the quorum dispatches the execution in its transaction (`intent.approved`).
+         */
+        post: operations["approveIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rebalances": {
         parameters: {
             query?: never;
@@ -1637,6 +1657,17 @@ export interface components {
                     token_allowlist?: string[];
                     /** @description Outbound transfers above this amount need the counterparty screened; a listed one is refused; null switches it off */
                     screening_required_above_usd?: string | null;
+                    /** @description Approval tier: above a threshold the owner co-signs */
+                    approvals?: {
+                        /** @description Intents worth more than this wait for approval (USD decimal string) */
+                        above_usd: string;
+                        /** @description Who may approve: EOAs or smart accounts (ERC-1271, ERC-6492 when undeployed) */
+                        approvers: string[];
+                        /** @description How many different approvers must sign; at most the number of approvers */
+                        quorum: number;
+                        /** @description How long an intent waits for its quorum before it ends aborted (approval_expired) */
+                        ttl_minutes: number;
+                    };
                 };
                 /** @description When the policy emits alerts */
                 alerts: {
@@ -1939,6 +1970,23 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        /** IntentApproval */
+        IntentApproval: {
+            quorum: number;
+            approvers: string[];
+            signatures: {
+                approver: string;
+                /** Format: date-time */
+                signed_at: string;
+            }[];
+            state: "waiting" | "approved" | "expired";
+            /** Format: date-time */
+            expires_at: string;
+            digest: string;
+            typed_data: {
+                [key: string]: unknown;
+            };
         };
         /** Rebalance */
         Rebalance: {
@@ -5406,6 +5454,17 @@ export interface operations {
                         token_allowlist?: string[];
                         /** @description Outbound transfers above this amount need the counterparty screened; a listed one is refused; null switches it off */
                         screening_required_above_usd?: string | null;
+                        /** @description Approval tier: above a threshold the owner co-signs */
+                        approvals?: {
+                            /** @description Intents worth more than this wait for approval (USD decimal string) */
+                            above_usd: string;
+                            /** @description Who may approve: EOAs or smart accounts (ERC-1271, ERC-6492 when undeployed) */
+                            approvers: string[];
+                            /** @description How many different approvers must sign; at most the number of approvers */
+                            quorum: number;
+                            /** @description How long an intent waits for its quorum before it ends aborted (approval_expired) */
+                            ttl_minutes: number;
+                        };
                     };
                     /** @description When the policy emits alerts */
                     alerts?: {
@@ -5812,6 +5871,17 @@ export interface operations {
                                 token_allowlist?: string[];
                                 /** @description Outbound transfers above this amount need the counterparty screened; a listed one is refused; null switches it off */
                                 screening_required_above_usd?: string | null;
+                                /** @description Approval tier: above a threshold the owner co-signs */
+                                approvals?: {
+                                    /** @description Intents worth more than this wait for approval (USD decimal string) */
+                                    above_usd: string;
+                                    /** @description Who may approve: EOAs or smart accounts (ERC-1271, ERC-6492 when undeployed) */
+                                    approvers: string[];
+                                    /** @description How many different approvers must sign; at most the number of approvers */
+                                    quorum: number;
+                                    /** @description How long an intent waits for its quorum before it ends aborted (approval_expired) */
+                                    ttl_minutes: number;
+                                };
                             };
                             /** @description When the policy emits alerts */
                             alerts: {
@@ -9439,6 +9509,235 @@ export interface operations {
                 };
             };
             /** @description UNAVAILABLE: the server is shutting down; retry. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAVAILABLE";
+                    };
+                };
+            };
+            /** @description DEADLINE_EXCEEDED: The time budget of the request ran out waiting on a third party; the message says whether anything was transmitted. */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "DEADLINE_EXCEEDED";
+                    };
+                };
+            };
+        };
+    };
+    approveIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 7d2f4a91-3c6e-4b8d-9f15-a0e8c2b47d36 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "approver": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                 *       "signature": "0xababababababababababababababababababababababababababababababababababababababababababababababababababababababababababababababababab"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description One of the policy's spend.approvals.approvers: an EOA or a smart account */
+                    approver: string;
+                    /** @description The approver's signature over report.approval.typed_data (EIP-712): 65-byte ECDSA, ERC-1271, or ERC-6492-wrapped for an undeployed account */
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The approval: who signed so far, and whether the quorum was reached. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "quorum": 2,
+                     *       "approvers": [
+                     *         "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+                     *         "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc",
+                     *         "0x90f79bf6eb2c4f870365e785982e1f101e93b906"
+                     *       ],
+                     *       "signatures": [
+                     *         {
+                     *           "approver": "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+                     *           "signed_at": "2026-03-14T10:04:11.020Z"
+                     *         },
+                     *         {
+                     *           "approver": "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc",
+                     *           "signed_at": "2026-03-14T10:05:02.311Z"
+                     *         }
+                     *       ],
+                     *       "state": "approved",
+                     *       "expires_at": "2026-03-14T11:02:17.554Z",
+                     *       "digest": "0x9f2c4be1d7a35e8f06c1b2a4d98e7f3c5b6a0d1e2f3a4b5c6d7e8f9a0b1c2d3e",
+                     *       "typed_data": {
+                     *         "domain": {
+                     *           "name": "Purser intent approval",
+                     *           "version": "1",
+                     *           "chainId": 8453
+                     *         },
+                     *         "primaryType": "IntentApproval",
+                     *         "message": {
+                     *           "intentId": "7d2f4a91-3c6e-4b8d-9f15-a0e8c2b47d36",
+                     *           "account": "acc_rnwppnrslr81f7b6tiej",
+                     *           "wallet": "0x9bf338818ba7cf5c658d5182349c51c4d4528579",
+                     *           "chainId": "8453",
+                     *           "kind": "conversion",
+                     *           "sellToken": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+                     *           "buyToken": "0x4200000000000000000000000000000000000006",
+                     *           "sellAmount": "250000000",
+                     *           "maxSlippageBps": "30",
+                     *           "policyVersion": "2",
+                     *           "policyHash": "0x48e7a2f83ac99bf7654dd72417bdba8328f2ad6bca000569692cbed8adec7cd7",
+                     *           "expiresAt": "1773486137"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IntentApproval"];
+                };
+            };
+            /** @description INVALID_REQUEST: a field or parameter failed validation. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description AUTH_SIGNATURE_INVALID: the signature is not the approver's over this intent's approval. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "AUTH_SIGNATURE_INVALID";
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the approver is not one of the policy's approvers. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no intent with this id waits (or waited) for approval. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT: the intent no longer waits: cancelled, aborted, or its approval expired. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CONFLICT";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body exceeds the size limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: Request bodies must be JSON, sent as they are (no Content-Encoding such as gzip). */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: Too many requests. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL: An unexpected error; nothing about it is your fault. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down; retry; the approver's chain cannot be asked to check the signature. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

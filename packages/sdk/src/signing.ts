@@ -168,3 +168,37 @@ export async function signX402PaymentV2(account: LocalAccount, paymentRequired: 
 export function signDelegation(owner: LocalAccount, delegation: { typed_data: unknown }): Promise<Hex> {
   return owner.signTypedData(delegation.typed_data as TypedDataDefinition);
 }
+
+/** What an approver signs: an intent's `report.approval` (its typed data), as the API gives it. */
+export interface ApprovalRequest {
+  typed_data: unknown;
+}
+
+interface ApprovalTypedData {
+  domain: { name: string; version: string; chainId: number };
+  types: Record<string, { name: string; type: string }[]>;
+  primaryType: string;
+  message: Record<string, unknown>;
+}
+
+/**
+ * An approver's EIP-712 signature over an intent's approval (`report.approval` of an intent that
+ * waits), for POST /v1/intents/{id}/approvals. The API writes integers as decimal strings; they
+ * are signed as the integers they are.
+ */
+export async function signApproval(account: LocalAccount, approval: ApprovalRequest): Promise<Hex> {
+  const typed = approval.typed_data as ApprovalTypedData;
+  const fields = typed.types[typed.primaryType] ?? [];
+  const message = Object.fromEntries(
+    Object.entries(typed.message).map(([name, value]) => {
+      const type = fields.find((f) => f.name === name)?.type ?? '';
+      return [name, /^u?int\d*$/.test(type) ? BigInt(value as string) : value];
+    }),
+  );
+  return account.signTypedData({
+    domain: typed.domain,
+    types: typed.types,
+    primaryType: typed.primaryType,
+    message,
+  } as unknown as TypedDataDefinition);
+}

@@ -6,7 +6,17 @@ import { formatUsd } from '../../core/money.ts';
 
 export const intentsAccountPart: AccountPart = {
   module: 'intents',
-  tables: [{ table: 'intents', column: 'account_id', exported: 'intents', offboard: 'kept' }],
+  tables: [
+    {
+      table: 'intent_approvals',
+      column: 'account_id',
+      exported: {
+        omitted: "an intent's approval (quorum, approvers, signers) is its report.approval on the API",
+      },
+      offboard: 'kept',
+    },
+    { table: 'intents', column: 'account_id', exported: 'intents', offboard: 'kept' },
+  ],
   async exportSections({ tx, accountId, fetch, bounded }) {
     const rows = await tx
       .selectFrom('intents')

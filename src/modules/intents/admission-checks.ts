@@ -29,6 +29,7 @@ import {
   type TokenRegistry,
 } from '../registry/index.ts';
 import { assertExecutionEnabled } from '../switches/index.ts';
+import { approvalPlan, type ApprovalPlan } from './approvals.ts';
 import { NATIVE_PLACEHOLDER, type CreateIntentRequest, type IntentDeps } from './service.ts';
 import type { AdmissionContext, IntentParams, IntentRow } from './store.ts';
 
@@ -155,6 +156,8 @@ function venuesOf(policy: PolicyDocument, asked: string[] | undefined): string[]
 /** An admission checked and ready to write: the planned row and what its writes record. */
 export interface Admission {
   row: IntentRow;
+  /** Set when the intent must wait for its approvers (the policy's spend.approvals). */
+  approval: ApprovalPlan | null;
   reservation: ReserveSpendParameters;
   fee: ChargeFeeParameters;
   facts: Record<string, unknown>;
@@ -264,14 +267,18 @@ export async function planAdmission(
     value_usd: params.value_usd,
     fee_usd: formatUsd(feeMicro),
   };
+  // Above the approval threshold it waits; its reservation is held while it waits, then runs.
+  const approval = approvalPlan(doc.spend.approvals, valueMicro, now);
+  const holdFrom = approval ? approval.expiresAt : now;
   return {
     row,
+    approval,
     reservation: {
       accountId,
       wallet,
       amountMicroUsd: valueMicro,
       reservationId: id,
-      expiresAt: new Date(now.getTime() + doc.execution.deadline_minutes * 60_000),
+      expiresAt: new Date(holdFrom.getTime() + doc.execution.deadline_minutes * 60_000),
     },
     fee: {
       accountId,

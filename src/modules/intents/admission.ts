@@ -22,6 +22,7 @@ import {
   reservationRefused,
   type DispatchRefused,
 } from './admission-checks.ts';
+import { requestApproval } from './approvals.ts';
 import { EXECUTE_JOB, toIntent, type CreateIntentRequest, type Intent, type IntentDeps } from './service.ts';
 import {
   insertIntent,
@@ -104,9 +105,15 @@ export async function admitIntent(
     charged,
     { ...facts, fee_usd: intent.params.fee_usd },
     admission.audit,
+    // An intent that waits for approval gets no executor job until its quorum is reached.
+    admission.approval === null,
   );
   for (const call of writes.calls) await sql`SELECT ${call}`.execute(tx);
   writes.planned.committed(tx);
+  if (admission.approval) {
+    const approval = await requestApproval(tx, deps.clock, charged, admission.approval);
+    return { ...intent, report: { ...intent.report, approval } };
+  }
   return intent;
 }
 
@@ -128,6 +135,7 @@ export function admissionWrites(
   row: IntentRow,
   facts: Record<string, unknown>,
   audit: RecordAuditParameters,
+  dispatch = true,
 ): AdmissionWrites {
   const planned = eventCall(deps.clock, {
     accountId: row.account_id,
@@ -141,7 +149,9 @@ export function admissionWrites(
       intentCall(row),
       planned.call,
       auditCall(deps.clock, { ...audit, details: facts }).call,
-      jobCall(deps.clock, { name: EXECUTE_JOB, payload: { intent_id: row.id }, singletonKey: row.id }),
+      ...(dispatch
+        ? [jobCall(deps.clock, { name: EXECUTE_JOB, payload: { intent_id: row.id }, singletonKey: row.id })]
+        : []),
     ],
   };
 }
@@ -162,6 +172,8 @@ export async function admitIntentAlone(
 ): Promise<Intent | null> {
   const context = await admissionContext(deps, actor.principal.accountId, body.wallet);
   const admission = await planAdmission(deps.db, deps, actor, body, context);
+  // An intent that must wait for approval takes the transactional path (admitIntent).
+  if (admission.approval) return null;
   const { row, facts } = admission;
   const intent = toIntent(row);
   const now = deps.clock.now();

@@ -17,6 +17,8 @@ import {
 import {
   CreateIntentBody,
   INTENT_LIST_DEFAULT_LIMIT,
+  ApprovalBody,
+  ApprovalSchema,
   IntentIdParams,
   IntentListSchema,
   IntentSchema,
@@ -25,8 +27,43 @@ import {
 import { admitIntent, admitIntentAlone, DispatchRefused, recordRefusedIntent } from './admission.ts';
 import { cancelIntent, getIntent, listIntents, type IntentDeps } from './service.ts';
 import { intentWallet } from './store.ts';
+import { approveIntent } from './approvals.ts';
 
 const TAGS = ['intents'];
+
+const APPROVAL_EXAMPLE = {
+  quorum: 2,
+  approvers: [
+    '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+    '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc',
+    '0x90f79bf6eb2c4f870365e785982e1f101e93b906',
+  ],
+  signatures: [
+    { approver: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8', signed_at: '2026-03-14T10:04:11.020Z' },
+    { approver: '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc', signed_at: '2026-03-14T10:05:02.311Z' },
+  ],
+  state: 'approved',
+  expires_at: '2026-03-14T11:02:17.554Z',
+  digest: '0x9f2c4be1d7a35e8f06c1b2a4d98e7f3c5b6a0d1e2f3a4b5c6d7e8f9a0b1c2d3e',
+  typed_data: {
+    domain: { name: 'Purser intent approval', version: '1', chainId: 8453 },
+    primaryType: 'IntentApproval',
+    message: {
+      intentId: '7d2f4a91-3c6e-4b8d-9f15-a0e8c2b47d36',
+      account: 'acc_rnwppnrslr81f7b6tiej',
+      wallet: '0x9bf338818ba7cf5c658d5182349c51c4d4528579',
+      chainId: '8453',
+      kind: 'conversion',
+      sellToken: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+      buyToken: '0x4200000000000000000000000000000000000006',
+      sellAmount: '250000000',
+      maxSlippageBps: '30',
+      policyVersion: '2',
+      policyHash: '0x48e7a2f83ac99bf7654dd72417bdba8328f2ad6bca000569692cbed8adec7cd7',
+      expiresAt: '1773486137',
+    },
+  },
+};
 
 /** The guard's locator for `/v1/intents/{id}`: the intent's wallet. */
 const INTENT_WALLET: ResourceWalletLocator = {
@@ -225,5 +262,51 @@ export const intentsRoutes: RouteDefinition[] = [
         body: await cancelIntent(tx, ctx.deps.clock, actor, ctx.params.id),
       }));
     },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/intents/{id}/approvals',
+    operationId: 'approveIntent',
+    summary: "An approver's signature for an intent waiting for approval (the policy's approval tier)",
+    description:
+      "An intent worth more than its policy's spend.approvals.above_usd waits, planned, with report.approval " +
+      '(quorum, approvers, signatures so far, expires_at, the EIP-712 typed data and its digest). Each approver ' +
+      'signs the typed data and posts the signature here: no credential, the signature alone authenticates ' +
+      '(EOA, ERC-1271, or ERC-6492 for an undeployed account). A second signature of one approver counts once. ' +
+      'The signature that reaches the quorum dispatches the execution in its transaction (`intent.approved`).',
+    tags: TAGS,
+    class: 'public',
+    wallet: false,
+    // Naturally idempotent: an approver counts once however often it posts.
+    idempotent: false,
+    schema: { params: IntentIdParams, body: ApprovalBody, response: { 200: ApprovalSchema } },
+    docs: {
+      errors: [
+        { code: 'NOT_FOUND', when: 'no intent with this id waits (or waited) for approval' },
+        { code: 'FORBIDDEN', when: "the approver is not one of the policy's approvers" },
+        {
+          code: 'AUTH_SIGNATURE_INVALID',
+          when: "the signature is not the approver's over this intent's approval",
+        },
+        { code: 'CONFLICT', when: 'the intent no longer waits: cancelled, aborted, or its approval expired' },
+        { code: 'UNAVAILABLE', when: "the approver's chain cannot be asked to check the signature" },
+      ],
+      responses: { 200: 'The approval: who signed so far, and whether the quorum was reached.' },
+      example: {
+        params: INTENT_ID_PARAMS,
+        body: { approver: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', signature: `0x${'ab'.repeat(65)}` },
+        status: 200,
+        response: APPROVAL_EXAMPLE,
+      },
+    },
+    handler: async ({ deps, params, body }) => ({
+      status: 200,
+      body: await approveIntent(
+        { db: deps.db, clock: deps.clock, chain: deps.chain },
+        params.id,
+        body.approver,
+        body.signature as `0x${string}`,
+      ),
+    }),
   }),
 ];

@@ -107,3 +107,37 @@ export const ListIntentsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The body of POST /v1/intents/{id}/approvals: an approver's EIP-712 signature. */
+export const ApprovalBody = Type.Object(
+  {
+    approver: Type.String({
+      pattern: '^0x[0-9a-fA-F]{40}$',
+      description: "One of the policy's spend.approvals.approvers: an EOA or a smart account",
+    }),
+    signature: Type.String({
+      pattern: '^0x[0-9a-fA-F]+$',
+      maxLength: 16_386,
+      description:
+        "The approver's signature over report.approval.typed_data (EIP-712): 65-byte ECDSA, ERC-1271, or " +
+        'ERC-6492-wrapped for an undeployed account',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** An intent's `report.approval`, and the answer of POST /v1/intents/{id}/approvals. */
+export const ApprovalSchema = Type.Object(
+  {
+    quorum: Type.Integer({ minimum: 1 }),
+    approvers: Type.Array(Type.String()),
+    signatures: Type.Array(
+      Type.Object({ approver: Type.String(), signed_at: Type.String({ format: 'date-time' }) }),
+    ),
+    state: Type.Union([Type.Literal('waiting'), Type.Literal('approved'), Type.Literal('expired')]),
+    expires_at: Type.String({ format: 'date-time' }),
+    digest: Type.String({ pattern: '^0x[0-9a-f]{64}$' }),
+    typed_data: Type.Object({}, { additionalProperties: true }),
+  },
+  { additionalProperties: false, title: 'IntentApproval' },
+);

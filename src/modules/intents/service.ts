@@ -15,6 +15,7 @@ import { reverseGroup } from '../ledger/index.ts';
 import { releaseReservation } from '../policies/index.ts';
 import type { PriceReferences } from '../prices/index.ts';
 import type { TokenRegistry } from '../registry/index.ts';
+import { approvalsOf } from './approvals.ts';
 import {
   cancelPlannedIntent,
   findIntent,
@@ -27,8 +28,7 @@ import {
 
 /** The native coin of a chain, as gas top-ups name it (the buy token). */
 export const NATIVE_PLACEHOLDER = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
-/** The job the executor runs for each admitted intent. */
-export const EXECUTE_JOB = 'intents.execute';
+export { EXECUTE_JOB } from './job-names.ts';
 
 /** The Intent of the spec (section 2). */
 export interface Intent {
@@ -80,7 +80,20 @@ export function toIntent(row: IntentRow): Intent {
 export async function getIntent(db: DbExecutor, accountId: string, id: string): Promise<Intent> {
   const row = await findIntent(db, accountId, id);
   if (!row) throw notFound(`No intent ${id} on this account.`);
-  return toIntent(row);
+  return (await withApprovals(db, [toIntent(row)]))[0]!;
+}
+
+/** The intents with `report.approval` where they waited (or wait) for approvers. */
+async function withApprovals(db: DbExecutor, intents: Intent[]): Promise<Intent[]> {
+  const approvals = await approvalsOf(
+    db,
+    intents.map((i) => i.id),
+  );
+  if (approvals.size === 0) return intents;
+  return intents.map((i) => {
+    const approval = approvals.get(i.id);
+    return approval ? { ...i, report: { ...i.report, approval } } : i;
+  });
 }
 
 export async function listIntents(
@@ -91,7 +104,7 @@ export async function listIntents(
   offset: number,
 ): Promise<Intent[]> {
   const rows = await listIntentRows(db, accountId, wallet?.toLowerCase() ?? null, limit, offset);
-  return rows.map(toIntent);
+  return withApprovals(db, rows.map(toIntent));
 }
 
 /**

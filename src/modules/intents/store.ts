@@ -192,6 +192,30 @@ export async function cancelPlannedIntent(
   return row ? toRow(row) : null;
 }
 
+/**
+ * Ends a planned intent `aborted` with `abort` in its params (one that never ran: an approval
+ * that expired); null when it is not planned (any more).
+ */
+export async function endPlannedIntent(
+  tx: DbExecutor,
+  id: string,
+  abort: { reason: string; detail: unknown },
+  at: Date,
+): Promise<IntentRow | null> {
+  const row = await tx
+    .updateTable('intents')
+    .set({
+      status: 'aborted',
+      params: sql`params || jsonb_build_object('abort', ${JSON.stringify(abort)}::jsonb)`,
+      updated_at: at,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'planned')
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toRow(row) : null;
+}
+
 /** What admission reads before it writes, in one query (its first round trip). */
 export interface AdmissionContext {
   /** The wallet's latest policy, or null when it has none. */

@@ -44,6 +44,43 @@ function section<P extends TProperties>(description: string, properties: P) {
   return Type.Object(optional, { additionalProperties: false, description });
 }
 
+const ADDRESS = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
+
+/** Most approvers an approval tier may name. */
+export const MAX_APPROVERS = 10;
+
+/**
+ * The approval tier (issue 45, docs/policies.md "Approvals"): an intent worth more than
+ * `above_usd` waits, planned, until `quorum` of `approvers` signed its EIP-712 approval, or ends
+ * aborted after `ttl_minutes`. Optional and never defaulted: without it nothing waits.
+ */
+export const SpendApprovals = Type.Object(
+  {
+    above_usd: usd('Intents worth more than this wait for approval'),
+    approvers: Type.Array(ADDRESS, {
+      minItems: 1,
+      maxItems: MAX_APPROVERS,
+      uniqueItems: true,
+      description: 'Who may approve: EOAs or smart accounts (ERC-1271, ERC-6492 when undeployed)',
+    }),
+    quorum: Type.Integer({
+      minimum: 1,
+      maximum: MAX_APPROVERS,
+      description: 'How many different approvers must sign; at most the number of approvers',
+    }),
+    ttl_minutes: Type.Integer({
+      minimum: 1,
+      maximum: 10_080,
+      description: 'How long an intent waits for its quorum before it ends aborted (approval_expired)',
+    }),
+  },
+  { additionalProperties: false, description: 'Approval tier: above a threshold the owner co-signs' },
+);
+export type SpendApprovals = Static<typeof SpendApprovals>;
+
+/** Fields a section keeps when given and never fills from the defaults (absent means off). */
+const UNDEFAULTED_FIELDS: Partial<Record<string, readonly string[]>> = { spend: ['approvals'] };
+
 const FIELDS = {
   float: {
     min_usd: usd('Stable balance below which the wallet counts as under-funded'),
@@ -93,6 +130,7 @@ const FIELDS = {
     screening_required_above_usd: nullableUsd(
       'Outbound transfers above this amount need the counterparty screened; a listed one is refused',
     ),
+    approvals: SpendApprovals,
   },
   alerts: {
     daily_usage_pct: Type.Integer({
@@ -200,7 +238,7 @@ export interface PolicyDocument {
   execution: Filled<Static<typeof ExecutionSection>>;
   gas: Filled<Static<typeof GasSection>>;
   stables: Filled<Static<typeof StablesSection>>;
-  spend: Filled<Static<typeof SpendSection>>;
+  spend: Filled<Omit<Static<typeof SpendSection>, 'approvals'>> & { approvals?: SpendApprovals };
   alerts: Filled<Static<typeof AlertsSection>>;
   prediction_markets: Filled<Static<typeof PredictionMarketsSection>>;
   rebalance: Filled<Static<typeof RebalanceSection>>;
@@ -291,6 +329,12 @@ export function fillDefaults(input: PolicyDocumentInput, registry: TokenRegistry
         out[field] = given[field];
       }
     }
+    for (const field of UNDEFAULTED_FIELDS[name] ?? []) {
+      if (given[field] !== undefined) out[field] = structuredClone(given[field]);
+    }
+    // Approvers are compared as addresses: stored lowercase, as the wallet is.
+    const approvals = out['approvals'] as SpendApprovals | undefined;
+    if (approvals) approvals.approvers = approvals.approvers.map((a) => a.toLowerCase());
     sections[name] = out;
   }
   return {
@@ -369,6 +413,19 @@ export function documentProblems(doc: PolicyDocument, registry: TokenRegistry): 
     'prediction_markets.min_price',
     'prediction_markets.max_price',
   );
+  const approvals = doc.spend.approvals;
+  if (approvals) {
+    if (approvals.quorum > approvals.approvers.length)
+      problems.push(
+        `spend.approvals.quorum (${approvals.quorum}) must not exceed the number of approvers (${approvals.approvers.length})`,
+      );
+    if (new Set(approvals.approvers.map((a) => a.toLowerCase())).size !== approvals.approvers.length)
+      problems.push('spend.approvals.approvers names one address twice');
+    if (parseUsd(approvals.above_usd) === null)
+      problems.push(
+        `spend.approvals.above_usd must be a USD amount of at most ${MAX_USD_MICRO / 1_000_000n}`,
+      );
+  }
   const corridors = new Set<string>();
   doc.rebalance.corridors.forEach((c, i) => {
     if (c.from_chain_id === c.to_chain_id) {

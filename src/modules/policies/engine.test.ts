@@ -177,6 +177,32 @@ describe('evaluate', () => {
     expect(evaluate(policy, transfer(10_000_000n, null))).toEqual({ allow: true });
   });
 
+  it('refuses a prediction-market order above the approval threshold (orders cannot wait), and only those', () => {
+    const policy = fillDefaults(
+      {
+        version: 1,
+        wallet: '0x' + '22'.repeat(20),
+        chain_id: 137,
+        prediction_markets: { enabled: true, max_order_usd: '500' },
+        spend: {
+          approvals: { above_usd: '50', approvers: ['0x' + '33'.repeat(20)], quorum: 1, ttl_minutes: 60 },
+        },
+      },
+      registry,
+    ).document;
+    const order = (amountMicroUsd: bigint): PolicyAction => ({
+      kind: 'prediction_market_order',
+      venue: 'polymarket',
+      amountMicroUsd,
+    });
+    expect(evaluate(policy, order(50_000_000n))).toEqual({ allow: true });
+    const refused = evaluate(policy, order(50_000_001n));
+    expect(refused).toMatchObject({ allow: false, code: 'POLICY_VIOLATION', rule: 'spend.approvals' });
+    // Without an approval tier the same order is allowed.
+    const { approvals: _approvals, ...spend } = policy.spend;
+    expect(evaluate({ ...policy, spend }, order(50_000_001n))).toEqual({ allow: true });
+  });
+
   it('fits a delegation scope only inside the allowlists and per_tx_usd', () => {
     const policy = fillDefaults(
       { version: 1, wallet: '0x' + '33'.repeat(20), chain_id: 8453, spend: { token_allowlist: ['USDC'] } },

@@ -18,6 +18,7 @@ export type RuleName =
   | 'spend.daily_usd'
   | 'spend.velocity_per_hour'
   | 'spend.screening_required_above_usd'
+  | 'spend.approvals'
   | 'stables.accepted'
   | 'gas.enabled'
   | 'gas.max_top_up_usd'
@@ -195,6 +196,17 @@ export function evaluateRules(
         usd(action.amountMicroUsd),
         'POLICY_VIOLATION',
       );
+      // Orders have no waiting state: above the approval threshold they are refused, never held.
+      const approvals = policy.spend.approvals;
+      if (approvals) {
+        add(
+          'spend.approvals',
+          action.amountMicroUsd <= usdToMicro(approvals.above_usd),
+          approvals.above_usd,
+          usd(action.amountMicroUsd),
+          'POLICY_VIOLATION',
+        );
+      }
       if (action.market !== undefined) {
         const market = action.market.toLowerCase();
         const allowed = pm.markets.length === 0 || pm.markets.some((m) => m.toLowerCase() === market);
@@ -280,6 +292,12 @@ export function refusalMessage(v: RuleVerdict): string {
     return v.value === 'listed'
       ? `The counterparty is on a sanctions list and the policy requires screening above ${show(v.limit)} USD.`
       : `The policy requires counterparty screening above ${show(v.limit)} USD, and none was done.`;
+  }
+  if (v.rule === 'spend.approvals') {
+    return (
+      `Refused by spend.approvals: an order above ${show(v.limit)} USD would need the approvers, and orders ` +
+      `cannot wait for them (this one is ${show(v.value)} USD).`
+    );
   }
   return `Refused by ${v.rule}: the limit is ${show(v.limit)}, the action would use ${show(v.value)}.`;
 }

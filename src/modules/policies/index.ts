@@ -12,6 +12,7 @@ export {
   type PolicyChainId,
   type PolicyDocument,
   type PolicyDocumentInput,
+  type SpendApprovals,
 } from './document.ts';
 export {
   evaluate,
