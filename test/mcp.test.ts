@@ -70,6 +70,9 @@ describe('MCP over streamable HTTP (/v1/mcp)', () => {
     const get = tools.find((t) => t.name === 'getIntent')!;
     expect(get.inputSchema.required).toEqual(['id']);
     expect(get.annotations?.readOnlyHint).toBe(true);
+    // An approval is a tool only for a signature the caller brings: nothing signs for it.
+    const approve = tools.find((t) => t.name === 'approveIntent')!;
+    expect(approve.inputSchema.required).toEqual(expect.arrayContaining(['id', 'approver', 'signature']));
   });
 
   it("bounds the listed tools by the key's scopes", async () => {

@@ -189,6 +189,14 @@ describe('the approval tier', () => {
     const agent = await agentWithApprovals();
     const intent = await agent.api<Intent>('POST', '/v1/intents', sellUsdc(m, agent.wallet, 60n * USD));
     const approval = intent.report['approval'] as ApprovalView;
+    // An approval of one intent is not another's, even of the same amount.
+    const twin = await agent.api<Intent>('POST', '/v1/intents', sellUsdc(m, agent.wallet, 60n * USD));
+    expectErrorBody(
+      await approve(twin.id, approvers[0]!.address, await signApproval(approvers[0]!, approval)),
+      401,
+      'AUTH_SIGNATURE_INVALID',
+    );
+    await agent.api('POST', `/v1/intents/${twin.id}/cancel`);
     await agent.api('POST', `/v1/intents/${intent.id}/cancel`);
     for (const who of [0, 1]) {
       expectErrorBody(
