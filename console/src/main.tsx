@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Session } from './api.ts';
 import { match, navigate, usePath } from './router.ts';
 import { Empty, Link, Page } from './ui.tsx';
+import { ApprovalsView } from './views/approvals.tsx';
 import { DelegationsView } from './views/delegations.tsx';
 import { IntentView, IntentsView } from './views/intents.tsx';
 import { MarketsView } from './views/markets.tsx';
@@ -24,6 +25,7 @@ interface NavItem {
 const OWNER_NAV: NavItem[] = [
   { to: '/wallets', label: 'Wallets' },
   { to: '/intents', label: 'Intents' },
+  { to: '/approvals', label: 'Approvals' },
   { to: '/policies', label: 'Policies' },
   { to: '/spend', label: 'Spend' },
   { to: '/delegations', label: 'Delegations' },
@@ -66,6 +68,7 @@ function ownerView(session: Session, path: string) {
   if (path === '/policies') return <PoliciesView session={session} />;
   if ((params = match('/policies/:wallet', path)))
     return <PolicyView session={session} wallet={params['wallet']!} />;
+  if (path === '/approvals') return <ApprovalsView session={session} />;
   if (path === '/spend') return <SpendView session={session} wallet={query.get('wallet')} />;
   if (path === '/delegations') return <DelegationsView session={session} />;
   if (path === '/money') return <MoneyView session={session} />;

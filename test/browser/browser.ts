@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { hexToString, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { expect } from 'vitest';
+import { signApproval } from '../../packages/sdk/src/index.ts';
 import { REPO_ROOT } from '../support/service-process.ts';
 import { launchBrowser } from './chromium.ts';
 
@@ -42,6 +43,12 @@ export async function openConsole(
     await context.exposeBinding('__testWallet', async (_source, method: string, params: unknown[]) => {
       if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [wallet.address];
       if (method === 'eth_chainId') return '0x2105';
+      if (method === 'eth_signTypedData_v4') {
+        const [, json] = params as [string, string];
+        const { types, ...typed } = JSON.parse(json) as { types: Record<string, unknown> };
+        const { EIP712Domain: _domain, ...rest } = types;
+        return signApproval(wallet, { typed_data: { ...typed, types: rest } });
+      }
       if (method === 'personal_sign') {
         const [data] = params as [Hex];
         return wallet.signMessage({ message: hexToString(data) });

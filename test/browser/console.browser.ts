@@ -291,6 +291,45 @@ describe('the console in a browser', () => {
     }
   });
 
+  it('lists an intent waiting for approval, and the owner approves it with the browser wallet; it then fills', async () => {
+    const { page } = owner;
+    // The owner makes its own wallet the approver of anything above 50 USD.
+    await ok(
+      agent.purser.api.PUT('/v1/policies', {
+        body: {
+          version: 1,
+          wallet: agent.wallet,
+          chain_id: 8453,
+          execution: { max_slippage_bps: 100 },
+          spend: {
+            per_tx_usd: '1000',
+            daily_usd: '2500',
+            approvals: { above_usd: '50', approvers: [agent.owner.address], quorum: 1, ttl_minutes: 30 },
+          },
+        },
+      }),
+    );
+    const id = await agent.convert('100000000');
+    await nav(page, 'Approvals').click();
+    await page.getByRole('heading', { name: 'Approvals' }).waitFor();
+    const panel = page.locator(`[data-approval="${id}"]`);
+    await panel.waitFor();
+    expect(await panel.getAttribute('data-state')).toBe('waiting');
+    expect(await panel.innerText()).toContain('0 of 1 approvals');
+    await checkView(owner, '16-approvals');
+    await panel.getByRole('button', { name: 'Sign approval with wallet' }).click();
+
+    const read = () => ok(agent.purser.api.GET('/v1/intents/{id}', { params: { path: { id } } }));
+    await expect.poll(async () => (await read()).status, { timeout: 30_000 }).toBe('filled');
+    const approval = (await read()).report['approval'] as {
+      state: string;
+      signatures: { approver: string }[];
+    };
+    expect(approval.state).toBe('approved');
+    expect(approval.signatures.map((s) => s.approver)).toEqual([agent.owner.address.toLowerCase()]);
+    await page.getByText('Nothing waits for approval').waitFor();
+  });
+
   it('revokes a delegation and shows the calls that remove it from the smart account', async () => {
     const { page } = owner;
     await nav(page, 'Delegations').click();

@@ -4,6 +4,7 @@
 
 import { ok, type Schemas, type Session } from '../api.ts';
 import { LineChart } from '../charts.tsx';
+import { ApprovalPanel, approvalOf } from './approvals.tsx';
 import { formatTime, formatUnits, formatUsd, shortHex } from '../format.ts';
 import { navigate } from '../router.ts';
 import { tokenOf, txLink, useTokens, type TokenBook } from '../tokens.ts';
@@ -81,6 +82,12 @@ export function IntentsView(props: { session: Session; wallet: string | null; of
                     </td>
                     <td>
                       <Badge value={i.status} />
+                      {approvalOf(i)?.state === 'waiting' ? (
+                        <>
+                          {' '}
+                          <Badge value="waiting" />
+                        </>
+                      ) : null}
                     </td>
                   </tr>
                 ))}
@@ -287,6 +294,12 @@ export function IntentView({ session, id }: { session: Session; id: string }) {
         ]}
       />
       {intent.params.abort ? <AbortNotice abort={intent.params.abort} /> : null}
+      {approvalOf(intent) ? (
+        <>
+          <h2>Approval</h2>
+          <ApprovalPanel session={session} intent={intent} onSigned={loaded.reload} />
+        </>
+      ) : null}
       <h2>Slices</h2>
       <SliceTimeline intent={intent} book={book} />
       {!FINAL.has(intent.status) ? <p class="muted">Refreshing every second while the intent runs.</p> : null}
