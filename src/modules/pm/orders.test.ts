@@ -99,6 +99,8 @@ interface Trader {
   credentialId: string;
 }
 
+const OTHER_APPROVER = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
+
 /** An account with a hosted EOA credential, a policy for its wallet and prepaid money. */
 async function trader(
   policy: Record<string, unknown> | null = {},
@@ -125,6 +127,8 @@ async function trader(
   expect(stored.statusCode, stored.body).toBe(201);
   const tr = { accountId: a.accountId, headers, wallet, credentialId: stored.json().id as string, key };
   if (policy === null) return tr;
+  // A `spend` key of `policy` is the spend section (the approval tier); the rest prediction_markets'.
+  const { spend, ...markets } = policy;
   const put = await t.app.fastify.inject({
     method: 'PUT',
     url: '/v1/policies',
@@ -133,12 +137,13 @@ async function trader(
       version: 1,
       wallet,
       chain_id: 137,
+      ...(spend ? { spend } : {}),
       prediction_markets: {
         enabled: true,
         venues: ['polymarket'],
         max_order_usd: '50',
         max_exposure_usd: '500',
-        ...policy,
+        ...markets,
       },
     },
   });
@@ -253,6 +258,12 @@ describe('POST /v1/pm/orders', () => {
       [{ max_price: '0.3' }, {}, 'prediction_markets.max_price'],
       [{ max_exposure_usd: '3' }, {}, 'prediction_markets.max_exposure_usd'],
       [{ max_market_exposure_usd: '3' }, {}, 'prediction_markets.max_market_exposure_usd'],
+      // Orders cannot wait for approvers: above the approval threshold they are refused.
+      [
+        { spend: { approvals: { above_usd: '1', approvers: [OTHER_APPROVER], quorum: 1, ttl_minutes: 60 } } },
+        {},
+        'spend.approvals',
+      ],
     ];
     const before = posted();
     for (const [policy, over, rule] of cases) {
