@@ -175,3 +175,60 @@ export function Page(props: { title: string; children: ComponentChildren; action
     </section>
   );
 }
+
+/** A column of a DataTable: its heading, how a row fills its cell, right-aligned numbers. */
+export interface Column<T> {
+  header: ComponentChildren;
+  cell: (row: T) => ComponentChildren;
+  num?: boolean;
+  /** The cell that names the row (a row header for screen readers). */
+  rowHeader?: boolean;
+}
+
+/**
+ * A table of rows that scrolls sideways on a narrow screen rather than widening the page. Rows
+ * carry `rowAttrs` (data-* attributes the tests and links find them by).
+ */
+export function DataTable<T>(props: {
+  caption: ComponentChildren;
+  columns: Column<T>[];
+  rows: T[];
+  rowKey: (row: T) => string;
+  rowAttrs?: (row: T) => Record<string, string>;
+  name?: string;
+  captionHidden?: boolean;
+}) {
+  return (
+    <div class="table-wrap">
+      <table data-table={props.name}>
+        <caption class={props.captionHidden ? 'visually-hidden' : undefined}>{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((c, i) => (
+              <th key={i} scope="col" class={c.num ? 'num' : undefined}>
+                {c.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((row) => (
+            <tr key={props.rowKey(row)} {...(props.rowAttrs?.(row) ?? {})}>
+              {props.columns.map((c, i) =>
+                c.rowHeader ? (
+                  <th key={i} scope="row">
+                    {c.cell(row)}
+                  </th>
+                ) : (
+                  <td key={i} class={c.num ? 'num' : undefined}>
+                    {c.cell(row)}
+                  </td>
+                ),
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { createPublicClient, erc20Abi, formatUnits, http, type Address } from 'viem';
 import type { Browser, Page } from 'playwright-core';
 import { ok } from '../../packages/sdk/src/index.ts';
-import { startListeningService, type ListeningService } from '../support/listening-service.ts';
+import type { ListeningService } from '../support/listening-service.ts';
+import { startConsoleService } from './service.ts';
 import { testConfig } from '../../src/config.ts';
 import { setUpAgent, type Agent } from './agent.ts';
 import { checkView, launchBrowser, openConsole, snapshot, type ConsolePage } from './browser.ts';
@@ -24,22 +25,10 @@ let owner: ConsolePage;
 beforeAll(async () => {
   const base = testConfig();
   // Slices three seconds apart, so a run lasts long enough to be watched (and stopped).
-  // The chain watcher runs as under npm start, at once and every second: the wallets' books.
-  service = await startListeningService(devnet, {
-    config: {
-      operatorToken: OPERATOR_TOKEN,
-      explorerUrls: { 8453: EXPLORER },
-      planner: { ...base.planner, sliceIntervalMs: 3_000 },
-      chainWatch: {
-        ...base.chainWatch,
-        enabled: true,
-        confirmations: { 8453: 0, 84532: 0, 137: 0 },
-        graceMs: 0,
-        everySeconds: 1,
-        reconcileEverySeconds: 2,
-      },
-    },
-    schedules: true,
+  service = await startConsoleService(devnet, {
+    operatorToken: OPERATOR_TOKEN,
+    explorerUrls: { 8453: EXPLORER },
+    planner: { ...base.planner, sliceIntervalMs: 3_000 },
   });
   [browser, agent] = await Promise.all([launchBrowser(), setUpAgent(service.url)]);
 });

@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { ok } from '../../packages/sdk/src/index.ts';
-import { startListeningService, type ListeningService } from '../support/listening-service.ts';
-import { testConfig } from '../../src/config.ts';
+import type { ListeningService } from '../support/listening-service.ts';
+import { startConsoleService } from './service.ts';
 import { setUpAgent, type Agent } from './agent.ts';
 import { checkView, launchBrowser, openConsole, snapshot, type ConsolePage } from './browser.ts';
 
@@ -21,20 +21,7 @@ let agent: Agent;
 let owner: ConsolePage;
 
 beforeAll(async () => {
-  const base = testConfig();
-  service = await startListeningService(devnet, {
-    config: {
-      chainWatch: {
-        ...base.chainWatch,
-        enabled: true,
-        confirmations: { 8453: 0, 84532: 0, 137: 0 },
-        graceMs: 0,
-        everySeconds: 1,
-        reconcileEverySeconds: 2,
-      },
-    },
-    schedules: true,
-  });
+  service = await startConsoleService(devnet);
   [browser, agent] = await Promise.all([launchBrowser(), setUpAgent(service.url)]);
   owner = await openConsole(browser, service.url, { wallet: agent.owner, path: '/spend' });
   await owner.page.getByRole('button', { name: 'Sign in with wallet' }).click();

@@ -6,7 +6,7 @@
 import { ok, type Session } from '../api.ts';
 import { field, recentEvents } from '../events.ts';
 import { formatTime, formatUsd, shortHex } from '../format.ts';
-import { Badge, Empty, Facts, Page, Pending, useLoad } from '../ui.tsx';
+import { Badge, DataTable, Empty, Facts, Page, Pending, useLoad } from '../ui.tsx';
 
 /** The account's credentials, revoked ones too (metadata only). */
 function loadCredentials(session: Session) {
@@ -58,46 +58,31 @@ export function MarketsView({ session }: { session: Session }) {
             fills synced with <code>POST /v1/pm/fills/sync</code> show here.
           </Empty>
         ) : (
-          <div class="table-wrap">
-            <table data-table="pm-events">
-              <caption>
-                Prediction-market events, newest first (
-                {events.data.complete ? "all the account's events" : 'within the latest 600 events'})
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Order</th>
-                  <th scope="col">Side</th>
-                  <th scope="col" class="num">
-                    Price
-                  </th>
-                  <th scope="col" class="num">
-                    Size
-                  </th>
-                  <th scope="col">Wallet</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.data.events.map((e) => (
-                  <tr key={e.id} data-event={e.id} data-kind={e.kind}>
-                    <td>{formatTime(e.created_at)}</td>
-                    <td>{e.kind.replace(/^pm\./, '')}</td>
-                    <td>
-                      <code title={field(e, 'order_id')}>{shortHex(field(e, 'order_id'))}</code>
-                    </td>
-                    <td>{field(e, 'side')}</td>
-                    <td class="num">{e.data['price_usd'] ? formatUsd(field(e, 'price_usd')) : '—'}</td>
-                    <td class="num">{field(e, 'size_shares')}</td>
-                    <td>
-                      <code>{shortHex(field(e, 'wallet'))}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            name="pm-events"
+            caption={`Prediction-market events, newest first (${
+              events.data.complete ? "all the account's events" : 'within the latest 600 events'
+            })`}
+            rows={events.data.events}
+            rowKey={(e) => e.id}
+            rowAttrs={(e) => ({ 'data-event': e.id, 'data-kind': e.kind })}
+            columns={[
+              { header: 'When', cell: (e) => formatTime(e.created_at) },
+              { header: 'Event', cell: (e) => e.kind.replace(/^pm\./, '') },
+              {
+                header: 'Order',
+                cell: (e) => <code title={field(e, 'order_id')}>{shortHex(field(e, 'order_id'))}</code>,
+              },
+              { header: 'Side', cell: (e) => field(e, 'side') },
+              {
+                header: 'Price',
+                num: true,
+                cell: (e) => (e.data['price_usd'] ? formatUsd(field(e, 'price_usd')) : '—'),
+              },
+              { header: 'Size', num: true, cell: (e) => field(e, 'size_shares') },
+              { header: 'Wallet', cell: (e) => <code>{shortHex(field(e, 'wallet'))}</code> },
+            ]}
+          />
         )}
       </section>
     </Page>
@@ -141,36 +126,22 @@ function RestingOrders({ session, id }: { session: Session; id: string }) {
   if (!orders.data) return <Pending loaded={orders} />;
   if (orders.data.orders.length === 0) return <p class="muted">No resting order at the venue.</p>;
   return (
-    <div class="table-wrap">
-      <table>
-        <caption>Resting orders, as the venue reports them</caption>
-        <thead>
-          <tr>
-            <th scope="col">Outcome</th>
-            <th scope="col">Side</th>
-            <th scope="col" class="num">
-              Price
-            </th>
-            <th scope="col" class="num">
-              Matched / size
-            </th>
-            <th scope="col">Status</th>
-          </tr>
-        </thead>
-        <tbody>
-          {orders.data.orders.map((o) => (
-            <tr key={o.order_id} data-order={o.order_id}>
-              <td>{o.outcome}</td>
-              <td>{o.side}</td>
-              <td class="num">{formatUsd(o.price_usd)}</td>
-              <td class="num">
-                {o.matched_size_shares} / {o.original_size_shares}
-              </td>
-              <td>{o.status}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      caption="Resting orders, as the venue reports them"
+      rows={orders.data.orders}
+      rowKey={(o) => o.order_id}
+      rowAttrs={(o) => ({ 'data-order': o.order_id })}
+      columns={[
+        { header: 'Outcome', cell: (o) => o.outcome },
+        { header: 'Side', cell: (o) => o.side },
+        { header: 'Price', num: true, cell: (o) => formatUsd(o.price_usd) },
+        {
+          header: 'Matched / size',
+          num: true,
+          cell: (o) => `${o.matched_size_shares} / ${o.original_size_shares}`,
+        },
+        { header: 'Status', cell: (o) => o.status },
+      ]}
+    />
   );
 }

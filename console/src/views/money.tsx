@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import { ok, type Session } from '../api.ts';
 import { field, recentEvents, type FeedEvent } from '../events.ts';
 import { formatTime, formatUsd, shortHex } from '../format.ts';
-import { ActionButton, Badge, Empty, Facts, Link, Page, Pending, useLoad } from '../ui.tsx';
+import { ActionButton, Badge, DataTable, Empty, Facts, Link, Page, Pending, useLoad } from '../ui.tsx';
 import { accountWallets } from './wallets.tsx';
 
 const MONEY_KINDS = new Set(['balance.credited', 'balance.debited']);
@@ -74,41 +74,24 @@ function MoneyEvents({ events, complete }: { events: FeedEvent[]; complete: bool
           enforced.
         </Empty>
       ) : (
-        <div class="table-wrap">
-          <table data-table="topups">
-            <caption>Credits of the prepaid balance, newest first ({reach})</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Source</th>
-                <th scope="col" class="num">
-                  Amount
-                </th>
-                <th scope="col" class="num">
-                  Balance after
-                </th>
-                <th scope="col">Payer</th>
-                <th scope="col">Transaction</th>
-              </tr>
-            </thead>
-            <tbody>
-              {topUps.map((e) => (
-                <tr key={e.id} data-event={e.id}>
-                  <td>{formatTime(e.created_at)}</td>
-                  <td>{field(e, 'source')}</td>
-                  <td class="num">{formatUsd(field(e, 'value_usd'))}</td>
-                  <td class="num">{formatUsd(field(e, 'balance_usd'))}</td>
-                  <td>
-                    <code>{shortHex(field(e, 'payer'))}</code>
-                  </td>
-                  <td>
-                    <code title={field(e, 'tx_hash')}>{shortHex(field(e, 'tx_hash'))}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          name="topups"
+          caption={`Credits of the prepaid balance, newest first (${reach})`}
+          rows={topUps}
+          rowKey={(e) => e.id}
+          rowAttrs={(e) => ({ 'data-event': e.id })}
+          columns={[
+            { header: 'When', cell: (e) => formatTime(e.created_at) },
+            { header: 'Source', cell: (e) => field(e, 'source') },
+            { header: 'Amount', num: true, cell: (e) => formatUsd(field(e, 'value_usd')) },
+            { header: 'Balance after', num: true, cell: (e) => formatUsd(field(e, 'balance_usd')) },
+            { header: 'Payer', cell: (e) => <code>{shortHex(field(e, 'payer'))}</code> },
+            {
+              header: 'Transaction',
+              cell: (e) => <code title={field(e, 'tx_hash')}>{shortHex(field(e, 'tx_hash'))}</code>,
+            },
+          ]}
+        />
       )}
       <h2>Fees charged</h2>
       {debits.length === 0 ? (
@@ -117,33 +100,19 @@ function MoneyEvents({ events, complete }: { events: FeedEvent[]; complete: bool
           prediction-market order; each shows here.
         </Empty>
       ) : (
-        <div class="table-wrap">
-          <table data-table="fees">
-            <caption>Debits of the prepaid balance, newest first ({reach})</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Product</th>
-                <th scope="col" class="num">
-                  Fee
-                </th>
-                <th scope="col">Wallet</th>
-              </tr>
-            </thead>
-            <tbody>
-              {debits.map((e) => (
-                <tr key={e.id} data-event={e.id}>
-                  <td>{formatTime(e.created_at)}</td>
-                  <td>{field(e, 'product')}</td>
-                  <td class="num">{formatUsd(field(e, 'fee_usd'))}</td>
-                  <td>
-                    <code>{shortHex(field(e, 'wallet'))}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          name="fees"
+          caption={`Debits of the prepaid balance, newest first (${reach})`}
+          rows={debits}
+          rowKey={(e) => e.id}
+          rowAttrs={(e) => ({ 'data-event': e.id })}
+          columns={[
+            { header: 'When', cell: (e) => formatTime(e.created_at) },
+            { header: 'Product', cell: (e) => field(e, 'product') },
+            { header: 'Fee', num: true, cell: (e) => formatUsd(field(e, 'fee_usd')) },
+            { header: 'Wallet', cell: (e) => <code>{shortHex(field(e, 'wallet'))}</code> },
+          ]}
+        />
       )}
     </>
   );

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { asPurserError, ok, type PurserError, type Session } from '../api.ts';
 import { formatTime, formatUsd, shortHex } from '../format.ts';
-import { Badge, Empty, ErrorBox, Link, Page, Pending, useLoad } from '../ui.tsx';
+import { Badge, DataTable, Empty, ErrorBox, Link, Page, Pending, useLoad } from '../ui.tsx';
 
 const SCOPES = ['wallet', 'account', 'venue', 'environment'] as const;
 type Scope = (typeof SCOPES)[number];
@@ -104,35 +104,19 @@ export function SwitchesView({ session }: { session: Session }) {
           environment off below, with the reason callers will read.
         </Empty>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption>Switched off now, with the reason callers read</caption>
-            <thead>
-              <tr>
-                <th scope="col">Scope</th>
-                <th scope="col">Target</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Set by</th>
-                <th scope="col">Since</th>
-              </tr>
-            </thead>
-            <tbody>
-              {loaded.data.switches.map((s) => (
-                <tr key={`${s.scope}:${s.target ?? ''}`} data-switch={`${s.scope}:${s.target ?? ''}`}>
-                  <td>
-                    <Badge value={s.source === 'panic' ? 'panic' : s.scope} />
-                  </td>
-                  <td>
-                    <code>{s.target ?? 'everything'}</code>
-                  </td>
-                  <td>{s.reason}</td>
-                  <td>{s.set_by}</td>
-                  <td>{formatTime(s.set_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Switched off now, with the reason callers read"
+          rows={loaded.data.switches}
+          rowKey={(s) => `${s.scope}:${s.target ?? ''}`}
+          rowAttrs={(s) => ({ 'data-switch': `${s.scope}:${s.target ?? ''}` })}
+          columns={[
+            { header: 'Scope', cell: (s) => <Badge value={s.source === 'panic' ? 'panic' : s.scope} /> },
+            { header: 'Target', cell: (s) => <code>{s.target ?? 'everything'}</code> },
+            { header: 'Reason', cell: (s) => s.reason },
+            { header: 'Set by', cell: (s) => s.set_by },
+            { header: 'Since', cell: (s) => formatTime(s.set_at) },
+          ]}
+        />
       )}
       <SwitchForm session={session} onDone={loaded.reload} />
     </Page>
@@ -148,47 +132,24 @@ export function QueuesView({ session }: { session: Session }) {
       ) : loaded.data.queues.length === 0 ? (
         <Empty title="No queue has work">No job is due, scheduled, running or failed in the last day.</Empty>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption>As of {formatTime(loaded.data.as_of)}, refreshed every 5 seconds</caption>
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col" class="num">
-                  Due
-                </th>
-                <th scope="col" class="num">
-                  Oldest due (s)
-                </th>
-                <th scope="col" class="num">
-                  Scheduled
-                </th>
-                <th scope="col" class="num">
-                  Running
-                </th>
-                <th scope="col" class="num">
-                  Failed (24 h)
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {loaded.data.queues.map((q) => (
-                <tr key={q.name} data-queue={q.name}>
-                  <th scope="row">
-                    <code>{q.name}</code>
-                  </th>
-                  <td class="num">{q.waiting}</td>
-                  <td class="num">
-                    {q.oldest_waiting_seconds === null ? '—' : q.oldest_waiting_seconds.toFixed(1)}
-                  </td>
-                  <td class="num">{q.scheduled}</td>
-                  <td class="num">{q.running}</td>
-                  <td class="num">{q.failed_last_day}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption={`As of ${formatTime(loaded.data.as_of)}, refreshed every 5 seconds`}
+          rows={loaded.data.queues}
+          rowKey={(q) => q.name}
+          rowAttrs={(q) => ({ 'data-queue': q.name })}
+          columns={[
+            { header: 'Job', rowHeader: true, cell: (q) => <code>{q.name}</code> },
+            { header: 'Due', num: true, cell: (q) => q.waiting },
+            {
+              header: 'Oldest due (s)',
+              num: true,
+              cell: (q) => (q.oldest_waiting_seconds === null ? '—' : q.oldest_waiting_seconds.toFixed(1)),
+            },
+            { header: 'Scheduled', num: true, cell: (q) => q.scheduled },
+            { header: 'Running', num: true, cell: (q) => q.running },
+            { header: 'Failed (24 h)', num: true, cell: (q) => q.failed_last_day },
+          ]}
+        />
       )}
     </Page>
   );
@@ -212,42 +173,31 @@ export function AccountsView({ session, cursor }: { session: Session; cursor: st
         <Empty title="No accounts yet">An account is made when a wallet first signs in.</Empty>
       ) : (
         <>
-          <div class="table-wrap">
-            <table>
-              <caption>Newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Account</th>
-                  <th scope="col">Wallet</th>
-                  <th scope="col" class="num">
-                    Prepaid balance
-                  </th>
-                  <th scope="col" class="num">
-                    Own cap
-                  </th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {loaded.data.accounts.map((a) => (
-                  <tr key={a.id} data-account={a.id} data-address={a.address.toLowerCase()}>
-                    <td>
-                      <code>{a.id}</code>
-                      {a.offboarded_at ? ' (offboarded)' : ''}
-                    </td>
-                    <td>
-                      <code title={a.address}>{shortHex(a.address)}</code>
-                    </td>
-                    <td class="num">{formatUsd(a.prepaid_balance_usd)}</td>
-                    <td class="num">
-                      {a.prepaid_cap_usd === null ? 'default' : formatUsd(a.prepaid_cap_usd)}
-                    </td>
-                    <td>{formatTime(a.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Newest first"
+            rows={loaded.data.accounts}
+            rowKey={(a) => a.id}
+            rowAttrs={(a) => ({ 'data-account': a.id, 'data-address': a.address.toLowerCase() })}
+            columns={[
+              {
+                header: 'Account',
+                cell: (a) => (
+                  <>
+                    <code>{a.id}</code>
+                    {a.offboarded_at ? ' (offboarded)' : ''}
+                  </>
+                ),
+              },
+              { header: 'Wallet', cell: (a) => <code title={a.address}>{shortHex(a.address)}</code> },
+              { header: 'Prepaid balance', num: true, cell: (a) => formatUsd(a.prepaid_balance_usd) },
+              {
+                header: 'Own cap',
+                num: true,
+                cell: (a) => (a.prepaid_cap_usd === null ? 'default' : formatUsd(a.prepaid_cap_usd)),
+              },
+              { header: 'Created', cell: (a) => formatTime(a.created_at) },
+            ]}
+          />
           <nav class="pager" aria-label="Pages of accounts">
             {cursor ? <Link to="/ops/accounts">First page</Link> : null}
             {loaded.data.next_cursor ? (

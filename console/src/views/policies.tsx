@@ -3,10 +3,10 @@
 
 import { useMemo, useState } from 'preact/hooks';
 import { asPurserError, ok, type PurserError, type Schemas, type Session } from '../api.ts';
-import { formatTime, shortHex } from '../format.ts';
+import { formatTime, formatUsd, shortHex } from '../format.ts';
 import { checkSchema, diffDocuments, type Change, type Json, type JsonSchema } from '../json.ts';
 import { navigate } from '../router.ts';
-import { Empty, ErrorBox, Link, Page, Pending, useLoad } from '../ui.tsx';
+import { DataTable, Empty, ErrorBox, Link, Page, Pending, useLoad } from '../ui.tsx';
 
 type PolicyRecord = Schemas['PolicyRecord'];
 
@@ -45,37 +45,26 @@ export function PoliciesView({ session }: { session: Session }) {
           account.
         </Empty>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption>The latest version of each wallet's policy</caption>
-            <thead>
-              <tr>
-                <th scope="col">Wallet</th>
-                <th scope="col" class="num">
-                  Version
-                </th>
-                <th scope="col">Per action</th>
-                <th scope="col">Per day</th>
-                <th scope="col">Published</th>
-              </tr>
-            </thead>
-            <tbody>
-              {[...latest.values()].map((p) => (
-                <tr key={p.wallet}>
-                  <td>
-                    <Link to={`/policies/${p.wallet}`}>
-                      <code>{shortHex(p.wallet, 6)}</code>
-                    </Link>
-                  </td>
-                  <td class="num">{p.version}</td>
-                  <td>${p.document.spend.per_tx_usd}</td>
-                  <td>${p.document.spend.daily_usd}</td>
-                  <td>{formatTime(p.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="The latest version of each wallet's policy"
+          rows={[...latest.values()]}
+          rowKey={(p) => p.wallet}
+          columns={[
+            {
+              header: 'Wallet',
+              cell: (p) => (
+                <Link to={`/policies/${p.wallet}`}>
+                  <code>{shortHex(p.wallet, 6)}</code>
+                </Link>
+              ),
+            },
+            { header: 'Version', num: true, cell: (p) => p.version },
+            { header: 'Per action', cell: (p) => formatUsd(p.document.spend.per_tx_usd) },
+            { header: 'Per day', cell: (p) => formatUsd(p.document.spend.daily_usd) },
+            { header: 'Approvals', cell: (p) => approvalsText(p.document.spend.approvals) },
+            { header: 'Published', cell: (p) => formatTime(p.created_at) },
+          ]}
+        />
       )}
       <h2>Publish a policy for a new wallet</h2>
       <PolicyForm session={session} current={null} onPublished={(p) => navigate(`/policies/${p.wallet}`)} />
@@ -198,6 +187,13 @@ export function ChangeList({ changes }: { changes: Change[] }) {
       </table>
     </div>
   );
+}
+
+/** A policy's approval tier in words: `2 of 3 above $50.00`, or none. */
+function approvalsText(approvals: { above_usd: string; approvers: string[]; quorum: number } | undefined) {
+  return approvals
+    ? `${approvals.quorum} of ${approvals.approvers.length} above ${formatUsd(approvals.above_usd)}`
+    : 'none';
 }
 
 function publishedNotice(record: PolicyRecord): string {

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { ok, PurserError, type Session } from '../api.ts';
 import { formatTime } from '../format.ts';
-import { ActionButton, Badge, Empty, Facts, Page, Pending, useLoad } from '../ui.tsx';
+import { ActionButton, Badge, DataTable, Empty, Facts, Page, Pending, useLoad } from '../ui.tsx';
 
 interface TestReport {
   event_id: string;
@@ -96,37 +96,24 @@ export function WebhooksView({ session }: { session: Session }) {
           here with its last answer and body. Every event can also be read with <code>GET /v1/events</code>.
         </Empty>
       ) : (
-        <div class="table-wrap">
-          <table data-table="failures">
-            <caption>Deliveries that failed every attempt, most recent first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Dead since</th>
-                <th scope="col">Event</th>
-                <th scope="col">Kind</th>
-                <th scope="col" class="num">
-                  Attempts
-                </th>
-                <th scope="col">Last answer</th>
-                <th scope="col">First attempt</th>
-              </tr>
-            </thead>
-            <tbody>
-              {failures.data.failures.map((f) => (
-                <tr key={f.id} data-failure={f.id}>
-                  <td>{formatTime(f.dead_at)}</td>
-                  <td>
-                    <code>{f.event_id}</code>
-                  </td>
-                  <td>{f.kind}</td>
-                  <td class="num">{f.attempts}</td>
-                  <td>{f.last_error ?? (f.last_status !== null ? `HTTP ${f.last_status}` : '—')}</td>
-                  <td>{formatTime(f.first_attempt_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          name="failures"
+          caption="Deliveries that failed every attempt, most recent first"
+          rows={failures.data.failures}
+          rowKey={(f) => String(f.id)}
+          rowAttrs={(f) => ({ 'data-failure': String(f.id) })}
+          columns={[
+            { header: 'Dead since', cell: (f) => formatTime(f.dead_at) },
+            { header: 'Event', cell: (f) => <code>{f.event_id}</code> },
+            { header: 'Kind', cell: (f) => f.kind },
+            { header: 'Attempts', num: true, cell: (f) => f.attempts },
+            {
+              header: 'Last answer',
+              cell: (f) => f.last_error ?? (f.last_status !== null ? `HTTP ${f.last_status}` : '—'),
+            },
+            { header: 'First attempt', cell: (f) => formatTime(f.first_attempt_at) },
+          ]}
+        />
       )}
     </Page>
   );
