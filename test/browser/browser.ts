@@ -112,3 +112,16 @@ export async function checkView(cp: ConsolePage, name: string): Promise<void> {
   expect(cp.problems, name).toEqual([]);
   await snapshot(cp.page, name);
 }
+
+/**
+ * For an afterEach: when the test failed, the page as it was (a screenshot, and its text in the
+ * report), so a failure says what the user would have seen.
+ */
+export async function showPageOnFailure(
+  task: { name: string; result?: { state?: string } },
+  cp: ConsolePage | undefined,
+) {
+  if (task.result?.state !== 'fail' || !cp) return;
+  await snapshot(cp.page, `failed-${task.name.slice(0, 40).replace(/\W+/g, '-')}`);
+  console.error(`The page at ${cp.page.url()} showed:\n${await cp.page.locator('body').innerText()}`);
+}

@@ -11,7 +11,7 @@ import type { ListeningService } from '../support/listening-service.ts';
 import { startConsoleService } from './service.ts';
 import { testConfig } from '../../src/config.ts';
 import { setUpAgent, type Agent } from './agent.ts';
-import { checkView, launchBrowser, openConsole, snapshot, type ConsolePage } from './browser.ts';
+import { checkView, launchBrowser, openConsole, showPageOnFailure, type ConsolePage } from './browser.ts';
 
 const devnet = inject('devnet');
 const OPERATOR_TOKEN = 'op_browser_'.padEnd(40, 'x');
@@ -33,11 +33,7 @@ beforeAll(async () => {
   [browser, agent] = await Promise.all([launchBrowser(), setUpAgent(service.url)]);
 });
 // A failed test leaves the owner's page as it was: its screenshot, and its text in the report.
-afterEach(async ({ task }) => {
-  if (task.result?.state !== 'fail' || !owner) return;
-  await snapshot(owner.page, `failed-${task.name.slice(0, 40).replace(/\W+/g, '-')}`);
-  console.error(`The page at ${owner.page.url()} showed:\n${await owner.page.locator('body').innerText()}`);
-});
+afterEach(({ task }) => showPageOnFailure(task, owner));
 afterAll(async () => {
   await browser?.close();
   await service?.close();

@@ -12,7 +12,7 @@ import { ok } from '../../packages/sdk/src/index.ts';
 import type { ListeningService } from '../support/listening-service.ts';
 import { startConsoleService } from './service.ts';
 import { setUpAgent, type Agent } from './agent.ts';
-import { checkView, launchBrowser, openConsole, snapshot, type ConsolePage } from './browser.ts';
+import { checkView, launchBrowser, openConsole, showPageOnFailure, type ConsolePage } from './browser.ts';
 
 const devnet = inject('devnet');
 let service: ListeningService;
@@ -27,11 +27,7 @@ beforeAll(async () => {
   await owner.page.getByRole('button', { name: 'Sign in with wallet' }).click();
   await owner.page.getByRole('heading', { name: 'Spend' }).waitFor();
 });
-afterEach(async ({ task }) => {
-  if (task.result?.state !== 'fail' || !owner) return;
-  await snapshot(owner.page, `failed-${task.name.slice(0, 40).replace(/\W+/g, '-')}`);
-  console.error(`The page at ${owner.page.url()} showed:\n${await owner.page.locator('body').innerText()}`);
-});
+afterEach(({ task }) => showPageOnFailure(task, owner));
 afterAll(async () => {
   await browser?.close();
   await service?.close();

@@ -245,6 +245,16 @@ export async function approvalsOf(db: DbExecutor, intentIds: string[]): Promise<
   return views;
 }
 
+/** The intent's approval row, locked until the transaction ends (signatures and expiry queue on it). */
+function lockApproval(tx: DbExecutor, intentId: string) {
+  return tx
+    .selectFrom('intent_approvals')
+    .selectAll()
+    .where('intent_id', '=', intentId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
 export interface ApprovalDeps {
   db: Db;
   clock: Clock;
@@ -293,12 +303,7 @@ export async function approveIntent(
       },
     );
   return withTransaction(deps.db, async (tx) => {
-    const row = await tx
-      .selectFrom('intent_approvals')
-      .selectAll()
-      .where('intent_id', '=', intentId)
-      .forUpdate()
-      .executeTakeFirst();
+    const row = await lockApproval(tx, intentId);
     const intent = await findIntentById(tx, intentId, true);
     if (!row || !intent) throw unknown();
     const now = deps.clock.now();
@@ -352,12 +357,7 @@ export async function approveIntent(
 export async function expireApproval(deps: { db: Db; clock: Clock }, intentId: string): Promise<boolean> {
   if (!isIntentId(intentId)) return false;
   return withTransaction(deps.db, async (tx) => {
-    const row = await tx
-      .selectFrom('intent_approvals')
-      .selectAll()
-      .where('intent_id', '=', intentId)
-      .forUpdate()
-      .executeTakeFirst();
+    const row = await lockApproval(tx, intentId);
     const now = deps.clock.now();
     if (!row || row.approved_at || row.expired_at || row.expires_at > now) return false;
     const abort = { reason: 'POLICY_VIOLATION', detail: 'approval_expired' };
