@@ -1962,7 +1962,7 @@ export interface components {
                     detail: unknown;
                 };
             };
-            /** @description The executor's account of the run ({} until it starts): `plan` (venue, slice amounts, interval, impact), `slices` (each settled slice: venue, state, amounts from its logs, quoted and minimum, venue fee, price against the reference, UserOperation and transaction hashes, gas, timings), `totals` (sold, bought, gas, average price, the USD value filled once ended) and `continuations`. See docs/executor.md. */
+            /** @description The executor's account of the run ({} until it starts): `plan` (venue, slice amounts, interval, impact), `slices` (each settled slice: venue, state, amounts from its logs, quoted and minimum, venue fee, price against the reference, UserOperation and transaction hashes, gas, timings), `totals` (sold, bought, gas, average price, the USD value filled once ended) and `continuations`. See docs/executor.md. An intent above its policy's approval threshold also carries `approval` (an IntentApproval: quorum, approvers, signatures, state, expires_at, typed_data, digest; docs/policies.md, "Approvals"). */
             report: {
                 [key: string]: unknown;
             };

@@ -86,8 +86,16 @@ describe('the approval tier', () => {
       state: 'waiting',
     });
     expect(await executionQueued(intent.id)).toBe(false);
-    // Its fee is charged and its spend held while it waits.
+    // Its fee is charged and its spend held while it waits: the day's counter holds both intents.
     expect((await readPrepaidBalance(m.t.db.db, agent.accountId)).balanceMicro).toBeLessThan(funds);
+    const check = await agent.api<{ rules: { rule: string; value: string }[] }>('POST', '/v1/checks', {
+      wallet: agent.wallet,
+      kind: 'conversion',
+      amount_usd: '0',
+      sell_token: 'USDC',
+      buy_token: 'EURC',
+    });
+    expect(Number(check.rules.find((r) => r.rule === 'spend.daily_usd')!.value)).toBeGreaterThanOrEqual(80);
 
     // A stranger's signature, and an approver's over another amount, are refused.
     const stranger = privateKeyToAccount(generatePrivateKey());
