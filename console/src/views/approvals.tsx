@@ -8,20 +8,8 @@ import { ActionButton, Badge, Empty, Link, Page, Pending, useLoad } from '../ui.
 
 type Intent = Schemas['Intent'];
 
-export interface Approval {
-  quorum: number;
-  approvers: string[];
-  signatures: { approver: string; signed_at: string }[];
-  state: 'waiting' | 'approved' | 'expired';
-  expires_at: string;
-  digest: string;
-  typed_data: {
-    domain: Record<string, unknown>;
-    types: Record<string, unknown>;
-    primaryType: string;
-    message: unknown;
-  };
-}
+/** An intent's `report.approval`, as the API's OpenAPI document types it. */
+export type Approval = Schemas['IntentApproval'];
 
 export const approvalOf = (intent: Intent): Approval | null =>
   (intent.report['approval'] as Approval | undefined) ?? null;
@@ -44,7 +32,7 @@ async function signWithWallet(session: Session, intentId: string, approval: Appr
         { name: 'version', type: 'string' },
         { name: 'chainId', type: 'uint256' },
       ],
-      ...approval.typed_data.types,
+      ...(approval.typed_data['types'] as Record<string, unknown>),
     },
   };
   const signature = (await wallet.request({

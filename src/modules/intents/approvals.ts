@@ -7,6 +7,7 @@
 // `intent_approval_signatures` (migration 0041); `report.approval` shows it.
 
 import type { Selectable } from 'kysely';
+import type { Static } from 'typebox';
 import { hashTypedData, type Hex, type TypedDataDefinition } from 'viem';
 import type { ChainPort } from '../../adapters/chain/port.ts';
 import type { Clock } from '../../core/clock.ts';
@@ -19,6 +20,7 @@ import { emitEvent } from '../events/index.ts';
 import { reverseGroup } from '../ledger/index.ts';
 import { releaseReservation, type SpendApprovals } from '../policies/index.ts';
 import { APPROVAL_EXPIRY_JOB, EXECUTE_JOB } from './job-names.ts';
+import type { ApprovalSchema } from './schemas.ts';
 import { endPlannedIntent, findIntentById, isIntentId, type IntentRow } from './store.ts';
 
 export interface IntentApprovalsTable {
@@ -141,15 +143,7 @@ export function approvalDigest(typed: ApprovalTypedData): Hex {
 }
 
 /** `report.approval` of a waiting (or once waiting) intent. */
-export interface ApprovalView {
-  quorum: number;
-  approvers: string[];
-  signatures: { approver: string; signed_at: string }[];
-  state: 'waiting' | 'approved' | 'expired';
-  expires_at: string;
-  digest: string;
-  typed_data: unknown;
-}
+export type ApprovalView = Static<typeof ApprovalSchema>;
 
 function viewOf(
   row: Selectable<IntentApprovalsTable>,
@@ -162,7 +156,10 @@ function viewOf(
     state: row.approved_at ? 'approved' : row.expired_at ? 'expired' : 'waiting',
     expires_at: row.expires_at.toISOString(),
     digest: row.digest,
-    typed_data: typeof row.typed_data === 'string' ? (JSON.parse(row.typed_data) as unknown) : row.typed_data,
+    typed_data: (typeof row.typed_data === 'string' ? JSON.parse(row.typed_data) : row.typed_data) as Record<
+      string,
+      unknown
+    >,
   };
   return view;
 }
