@@ -2,7 +2,7 @@
 // measured on, writing results, and running a script's main to its exit code.
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../test/support/service-process.ts';
@@ -74,4 +74,75 @@ export function runMain(main: () => Promise<number>): void {
       process.exit(1);
     },
   );
+}
+
+/** Linux's clock ticks per second for /proc times (USER_HZ, 100 on every kernel it ships for). */
+const TICKS_PER_SECOND = 100;
+
+/** One reading of the CPU counters: the machine's busy and total ticks, a server's, PostgreSQL's. */
+export interface CpuReading {
+  machineBusy: number;
+  machineTotal: number;
+  server: number;
+  database: number;
+}
+
+function processTicks(pid: number | string): number {
+  try {
+    // utime and stime are fields 14 and 15; the command name (field 2) may hold spaces, so count
+    // from the closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The CPU counters now (Linux /proc; null elsewhere): every core's busy time, the server process
+ * `serverPid`'s and the sum over processes named `postgres` (the local server's backends).
+ */
+export function readCpu(serverPid: number): CpuReading | null {
+  let cpuLine: string;
+  try {
+    cpuLine = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  } catch {
+    return null;
+  }
+  const ticks = cpuLine.trim().split(/\s+/).slice(1).map(Number);
+  const total = ticks.reduce((a, b) => a + b, 0);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  let database = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') database += processTicks(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return { machineBusy: total - idle, machineTotal: total, server: processTicks(serverPid), database };
+}
+
+/** What a run cost between two readings, per unit of work (`units`: requests or rows). */
+export interface CpuCost {
+  /** Share of every core that was busy, 0–100. */
+  busyPercent: number;
+  /** Core µs per unit in the server process. */
+  serverMicros: number;
+  /** Core µs per unit in PostgreSQL's processes. */
+  databaseMicros: number;
+}
+
+export function cpuCost(before: CpuReading | null, after: CpuReading | null, units: number): CpuCost | null {
+  if (!before || !after || units <= 0) return null;
+  const micros = (ticks: number) => Math.round(((ticks / TICKS_PER_SECOND) * 1e6) / units);
+  return {
+    busyPercent: Math.round(
+      (100 * (after.machineBusy - before.machineBusy)) / (after.machineTotal - before.machineTotal),
+    ),
+    serverMicros: micros(after.server - before.server),
+    databaseMicros: micros(after.database - before.database),
+  };
 }

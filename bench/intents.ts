@@ -7,7 +7,7 @@ import autocannon, { type Result } from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { runLine } from './common.ts';
+import { cpuCost, readCpu, runLine, type CpuCost } from './common.ts';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
@@ -27,6 +27,7 @@ import {
 import { prepareBenchDatabase } from './database.ts';
 import { REFERENCE_FEEDBACK_FUNCTION, REFERENCE_FUNCTION } from './reference-admission.ts';
 import { seedAccount } from './seed.ts';
+import { EXECUTE_JOB } from '../src/modules/intents/job-names.ts';
 
 const positiveInt = (name: string, fallback: number) => {
   const n = Number(process.env[name] ?? fallback);
@@ -37,6 +38,8 @@ const WARMUP_S = positiveInt('BENCH_WARMUP', 2);
 const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 50);
 const ACCOUNTS = positiveInt('BENCH_INTENT_ACCOUNTS', 200);
 const REPEAT = positiveInt('BENCH_REPEAT', 3);
+/** How long a run may leave the executor busy before the bench gives up on it. */
+const DRAIN_LIMIT_MS = 300_000;
 const USD = 1_000_000n;
 const RUN_ID = randomBytes(4).toString('hex');
 const registry = buildTokenRegistry('development');
@@ -65,6 +68,8 @@ interface Row {
   errors: number;
   /** Bytes of write-ahead log per row the run added (admissions, feature requests), when measured. */
   walPerRow?: number | null;
+  /** CPU per row the run added, the warm-up included: the server's process and PostgreSQL's. */
+  cpu?: CpuCost | null;
 }
 
 async function seed(config: ReturnType<typeof testConfig>): Promise<BenchAccount[]> {
@@ -248,7 +253,25 @@ async function startChildServer(script: string, env: Record<string, string> = {}
     });
     child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
   });
-  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => child.kill('SIGTERM') };
+}
+
+/**
+ * Where the machine's time went in the write runs: core µs per admitted row in the server's
+ * process and in PostgreSQL's, and how busy both cores were (the load generator and the bench
+ * process make up the rest).
+ */
+function cpuLines(rows: Row[]): string[] {
+  const measured = rows.filter((r) => r.cpu);
+  if (measured.length === 0) return [];
+  return [
+    '| Run | cores busy | server core µs per row | PostgreSQL core µs per row |',
+    '|---|--:|--:|--:|',
+    ...measured.map(
+      (r) => `| ${r.name} | ${r.cpu!.busyPercent}% | ${r.cpu!.serverMicros} | ${r.cpu!.databaseMicros} |`,
+    ),
+    '',
+  ];
 }
 
 async function main(): Promise<number> {
@@ -291,7 +314,30 @@ async function main(): Promise<number> {
     // requests), everything those requests set off included: the database's share of the work.
     const probe = new pg.Client({ connectionString: database.env['DATABASE_URL'] });
     await probe.connect();
-    const walPerRow = async (table: string, run: () => Promise<Row>): Promise<Row> => {
+    // The executor's backlog: with the workers running, every admitted intent (the reference's too:
+    // it enqueues the same job) is executed, here aborted, after its run. The next run waits until
+    // that is done, so no run is measured while the workers finish the one before it.
+    const drains: { after: string; intents: number; seconds: number }[] = [];
+    const drained = async (after: string) => {
+      if (process.env['BENCH_RUN_WORKERS'] === 'false') return;
+      const started = Date.now();
+      let first: number | null = null;
+      for (;;) {
+        const { rows } = await probe.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM jobs WHERE name = $1 AND state IN ('available', 'running')`,
+          [EXECUTE_JOB],
+        );
+        first ??= rows[0]!.n;
+        if (rows[0]!.n === 0) break;
+        if (Date.now() - started > DRAIN_LIMIT_MS)
+          throw new Error(
+            `${rows[0]!.n} intents were still waiting for the executor ${DRAIN_LIMIT_MS / 1000} s after ${after}`,
+          );
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      if (first > 0) drains.push({ after, intents: first, seconds: (Date.now() - started) / 1000 });
+    };
+    const walPerRow = async (table: string, pid: number, run: () => Promise<Row>): Promise<Row> => {
       const at = async () =>
         (
           await probe.query<{ lsn: string; n: string }>(
@@ -299,18 +345,27 @@ async function main(): Promise<number> {
           )
         ).rows[0]!;
       const before = await at();
+      const cpuBefore = readCpu(pid);
       const row = await run();
+      const cpuAfter = readCpu(pid);
       const after = await at();
       const { rows } = await probe.query<{ bytes: string }>(
         'SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS bytes',
         [after.lsn, before.lsn],
       );
       const added = Number(after.n) - Number(before.n);
-      return { ...row, walPerRow: added > 0 ? Math.round(Number(rows[0]!.bytes) / added) : null };
+      await drained(row.name);
+      return {
+        ...row,
+        walPerRow: added > 0 ? Math.round(Number(rows[0]!.bytes) / added) : null,
+        cpu: cpuCost(cpuBefore, cpuAfter, added),
+      };
     };
     interface Side {
       label: string;
       url: string;
+      /** The server's process, for its CPU counters. */
+      pid: number;
       target: Target;
     }
     // Two servers alternate, REPEAT pairs at the maximum rate, so drift of the shared machine hits
@@ -319,7 +374,7 @@ async function main(): Promise<number> {
       const pairs: { service: Row; reference: Row; ratio: number }[] = [];
       const run = (side: Side) => {
         const go = () => load(side.label, side.url, side.target, accounts, 'max');
-        return table ? walPerRow(table, go) : go();
+        return table ? walPerRow(table, side.pid, go) : go();
       };
       for (let i = 0; i < REPEAT; i += 1) {
         const s = await run(first);
@@ -334,38 +389,60 @@ async function main(): Promise<number> {
     await admitOneEach(svc, accounts);
     hello = await startChildServer('bench/hello-fastify.ts');
     const reads = await compare(
-      { label: 'GET /v1/intents/{id}, authenticated read', url: svc.url, target: READ_INTENT },
-      { label: "Fastify's hello-world (GET /, no auth, no database)", url: hello.url, target: HELLO },
+      { label: 'GET /v1/intents/{id}, authenticated read', url: svc.url, pid: svc.pid, target: READ_INTENT },
+      {
+        label: "Fastify's hello-world (GET /, no auth, no database)",
+        url: hello.url,
+        pid: hello.pid,
+        target: HELLO,
+      },
       null,
     );
     const referenceSide = (target: Target): Side => ({
       label: `reference for ${target.path(accounts[0]!)}: one SQL function call`,
       url: ref.url,
+      pid: ref.pid,
       target,
     });
     const intents = await compare(
-      { label: 'POST /v1/intents (admission), a new Idempotency-Key each', url: svc.url, target: INTENT },
+      {
+        label: 'POST /v1/intents (admission), a new Idempotency-Key each',
+        url: svc.url,
+        pid: svc.pid,
+        target: INTENT,
+      },
       referenceSide(INTENT),
       'intents',
     );
     const half = Math.max(1, Math.round(intents.median.service.rps / 2));
+    const thenDrained = async (row: Row) => {
+      await drained(row.name);
+      return row;
+    };
     const halfRows = [
-      await load('POST /v1/intents at half its maximum rate', svc.url, INTENT, accounts, half),
-      await load(
-        'reference for /v1/intents at half its maximum rate',
-        ref.url,
-        INTENT,
-        accounts,
-        Math.max(1, Math.round(intents.median.reference.rps / 2)),
+      await thenDrained(
+        await load('POST /v1/intents at half its maximum rate', svc.url, INTENT, accounts, half),
+      ),
+      await thenDrained(
+        await load(
+          'reference for /v1/intents at half its maximum rate',
+          ref.url,
+          INTENT,
+          accounts,
+          Math.max(1, Math.round(intents.median.reference.rps / 2)),
+        ),
       ),
       // One request at a time: the latency of a lone admission, with nothing queued before it.
-      await load('POST /v1/intents, one connection', svc.url, INTENT, accounts, 'max', 1),
-      await load('reference for /v1/intents, one connection', ref.url, INTENT, accounts, 'max', 1),
+      await thenDrained(await load('POST /v1/intents, one connection', svc.url, INTENT, accounts, 'max', 1)),
+      await thenDrained(
+        await load('reference for /v1/intents, one connection', ref.url, INTENT, accounts, 'max', 1),
+      ),
     ];
     const feedback = await compare(
       {
         label: 'POST /v1/feedback (1 USD prepaid fee), a new Idempotency-Key each',
         url: svc.url,
+        pid: svc.pid,
         target: FEEDBACK,
       },
       referenceSide(FEEDBACK),
@@ -450,6 +527,20 @@ async function main(): Promise<number> {
         `${walOf(feedback.median.service)} and ${walOf(feedback.median.reference)} (what each admitted row set off, ` +
         'workers included, while its run lasted).',
       '',
+      ...cpuLines([
+        intents.median.service,
+        intents.median.reference,
+        feedback.median.service,
+        feedback.median.reference,
+      ]),
+      ...(drains.length > 0
+        ? [
+            `The executor's backlog after each admitting run, waited for before the next run: ${drains
+              .map((d) => `${fmt(d.intents)} intents in ${d.seconds.toFixed(1)} s`)
+              .join('; ')}.`,
+            '',
+          ]
+        : []),
       'The first rows are the median pairs; the last rows the other pairs.',
       '',
       `Books after the load: ${books}.`,
@@ -470,6 +561,7 @@ async function main(): Promise<number> {
           feedback: { ratio: feedback.median.ratio, ratios: feedback.pairs.map((p) => p.ratio) },
           reads: { ratio: reads.median.ratio, ratios: reads.pairs.map((p) => p.ratio) },
           books,
+          drains,
           problems,
         },
         null,

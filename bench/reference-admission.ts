@@ -19,7 +19,8 @@ import { groupFingerprint, transfer } from '../src/modules/ledger/ledger.ts';
  * spend reservation, the fee's ledger group and entries (through purser_ledger_post, as the
  * service books it) and its `balance.debited` event, the intent, its `intent.planned` event and
  * audit fact (with the client's network context, as the service records it), the execution job
- * and the stored answer. Anything refused raises.
+ * and the stored answer. Anything refused raises. bench/admission-parts.ts leaves parts out by
+ * naming them in the setting `purser_bench.skip` (unset here: every part runs).
  */
 export const REFERENCE_FUNCTION = `
 CREATE OR REPLACE FUNCTION bench_reference_admit(
@@ -33,6 +34,8 @@ DECLARE
   v_posted record;
   v_answer text;
   v_entries text[];
+  -- The parts bench/admission-parts.ts leaves out (none unless it sets purser_bench.skip).
+  v_skip text[] := string_to_array(coalesce(current_setting('purser_bench.skip', true), ''), ' ');
 BEGIN
   SELECT s.account_id INTO v_account FROM sessions s
    WHERE s.token_hash = p_token_hash AND s.revoked_at IS NULL AND s.expires_at > p_now;
@@ -41,25 +44,39 @@ BEGIN
     p_now, p_now + interval '7 days', '3s');
   SELECT version, hash INTO v_policy FROM policies WHERE account_id = v_account AND wallet = p_wallet
    ORDER BY version DESC LIMIT 1;
-  SELECT * INTO v_reserved FROM purser_reserve_spend(v_account, p_wallet, p_intent::text, p_value, p_now,
-    p_now + interval '30 minutes');
-  IF v_reserved.outcome <> 'ok' THEN RAISE EXCEPTION '%', v_reserved.outcome USING ERRCODE = 'PK422'; END IF;
+  IF NOT 'reservation' = ANY (v_skip) THEN
+    SELECT * INTO v_reserved FROM purser_reserve_spend(v_account, p_wallet, p_intent::text, p_value, p_now,
+      p_now + interval '30 minutes');
+    IF v_reserved.outcome <> 'ok' THEN RAISE EXCEPTION '%', v_reserved.outcome USING ERRCODE = 'PK422'; END IF;
+  END IF;
   v_entries := ARRAY['account:' || v_account || ':prepaid', '${FEE_REVENUE}'];
-  SELECT * INTO v_posted FROM purser_ledger_post(p_group, 'fee:conversion_intent:' || p_intent, p_ids[1],
-    v_account, 'fee.conversion_intent', 'sha256:' || v_policy.hash, NULL,
-    jsonb_build_object('product', 'conversion_intent', 'wallet', p_wallet), p_now,
-    v_entries, ARRAY['${USD}', '${USD}'], ARRAY[p_fee, -p_fee]::numeric[]);
-  IF v_posted.outcome <> 'ok' THEN RAISE EXCEPTION '%', v_posted.outcome USING ERRCODE = 'PK402'; END IF;
-  PERFORM purser_emit_event(p_ids[2], v_account, 'balance.debited', p_group,
-    jsonb_build_object('product', 'conversion_intent', 'group_id', p_group, 'wallet', p_wallet), p_now);
-  PERFORM purser_insert_intent(p_intent, v_account, p_wallet, (p_params->>'chain_id')::int, 'conversion',
-    'planned', v_policy.version, v_policy.hash, p_params, p_value, p_intent::text, p_group, p_fee, p_now);
-  PERFORM purser_emit_event(p_ids[3], v_account, 'intent.planned', p_intent::text,
-    jsonb_build_object('id', p_intent, 'wallet', p_wallet, 'policy_version', v_policy.version), p_now);
-  PERFORM purser_record_audit(p_ids[4], v_account, 'session', 'intent.planned', p_intent::text,
-    jsonb_build_object('id', p_intent, 'wallet', p_wallet), p_now, true, '127.0.0.1', 'autocannon');
-  PERFORM purser_enqueue_job(p_ids[5], 'intents.execute', jsonb_build_object('intent_id', p_intent), 5,
-    p_intent::text, p_now);
+  IF NOT 'fee' = ANY (v_skip) THEN
+    SELECT * INTO v_posted FROM purser_ledger_post(p_group, 'fee:conversion_intent:' || p_intent, p_ids[1],
+      v_account, 'fee.conversion_intent', 'sha256:' || v_policy.hash, NULL,
+      jsonb_build_object('product', 'conversion_intent', 'wallet', p_wallet), p_now,
+      v_entries, ARRAY['${USD}', '${USD}'], ARRAY[p_fee, -p_fee]::numeric[]);
+    IF v_posted.outcome <> 'ok' THEN RAISE EXCEPTION '%', v_posted.outcome USING ERRCODE = 'PK402'; END IF;
+  END IF;
+  IF NOT 'balance_debited' = ANY (v_skip) THEN
+    PERFORM purser_emit_event(p_ids[2], v_account, 'balance.debited', p_group,
+      jsonb_build_object('product', 'conversion_intent', 'group_id', p_group, 'wallet', p_wallet), p_now);
+  END IF;
+  IF NOT 'intent' = ANY (v_skip) THEN
+    PERFORM purser_insert_intent(p_intent, v_account, p_wallet, (p_params->>'chain_id')::int, 'conversion',
+      'planned', v_policy.version, v_policy.hash, p_params, p_value, p_intent::text, p_group, p_fee, p_now);
+  END IF;
+  IF NOT 'intent_planned' = ANY (v_skip) THEN
+    PERFORM purser_emit_event(p_ids[3], v_account, 'intent.planned', p_intent::text,
+      jsonb_build_object('id', p_intent, 'wallet', p_wallet, 'policy_version', v_policy.version), p_now);
+  END IF;
+  IF NOT 'audit' = ANY (v_skip) THEN
+    PERFORM purser_record_audit(p_ids[4], v_account, 'session', 'intent.planned', p_intent::text,
+      jsonb_build_object('id', p_intent, 'wallet', p_wallet), p_now, true, '127.0.0.1', 'autocannon');
+  END IF;
+  IF NOT 'job' = ANY (v_skip) THEN
+    PERFORM purser_enqueue_job(p_ids[5], 'intents.execute', jsonb_build_object('intent_id', p_intent), 5,
+      p_intent::text, p_now);
+  END IF;
   v_answer := jsonb_build_object('id', p_intent, 'wallet', p_wallet, 'kind', 'conversion', 'status', 'planned',
     'policy_version', v_policy.version, 'policy_hash', v_policy.hash, 'params', p_params,
     'report', '{}'::jsonb, 'created_at', p_now, 'updated_at', p_now)::text;

@@ -43,17 +43,30 @@ wal_mark() {
   psql -h 127.0.0.1 -U postgres -d perfref -Atc "SELECT pg_current_wal_lsn() || ' ' || (SELECT count(*) FROM intents)"
 }
 
+# The CPU counters (Linux /proc, in clock ticks): the machine's busy and total, PostgreSQL's
+# processes together, and the process `$1`.
+cpu_mark() {
+  local busy_total pg own
+  busy_total=$(awk '/^cpu /{t=0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t}' /proc/stat)
+  pg=$(for p in $(pgrep -x postgres); do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null; done | awk '{s += $1} END {print s + 0}')
+  own=$(awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0)
+  echo "$busy_total $pg $own"
+}
+
 # One yardstick run: its server, its own load generator (as its README runs them), the JSON line
-# with the WAL bytes per admission added. `yardstick_run <rate>` holds the load to that many
-# requests per second (the generator's RATE).
+# with the WAL bytes and the CPU (both cores' busy share, core µs in its server and in PostgreSQL)
+# per admission added. `yardstick_run <rate>` holds the load to that many requests per second (the
+# generator's RATE).
 yardstick_run() {
   local rate=${1:-}
-  (cd "$run_dir" && PORT=$port POOL=10 node app.js >/dev/null 2>&1) &
+  (cd "$run_dir" && PORT=$port POOL=10 exec node app.js >/dev/null 2>&1) &
   server=$!
   sleep 1.5
-  local line start end
+  local line start end cpu_start cpu_end
   start=$(wal_mark)
+  cpu_start=$(cpu_mark "$server")
   line=$(cd "$run_dir" && env PORT=$port EP=v2 C=50 D=$seconds AGENTS=200 ${rate:+RATE=$rate} node load.js | tail -1)
+  cpu_end=$(cpu_mark "$server")
   end=$(wal_mark)
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
@@ -62,8 +75,15 @@ yardstick_run() {
   local wal
   wal=$(psql -h 127.0.0.1 -U postgres -d perfref -Atc \
     "SELECT round(pg_wal_lsn_diff('${end% *}', '${start% *}') / greatest(${end#* } - ${start#* }, 1))")
-  node -e 'const l = JSON.parse(process.argv[1]); l.walPerRow = Number(process.argv[2]); console.log(JSON.stringify(l))' \
-    "$line" "$wal"
+  node -e '
+const l = JSON.parse(process.argv[1]);
+l.walPerRow = Number(process.argv[2]);
+const [b0, t0, pg0, own0] = process.argv[3].split(" ").map(Number);
+const [b1, t1, pg1, own1] = process.argv[4].split(" ").map(Number);
+const rows = Number(process.argv[5]);
+const micros = (ticks) => Math.round((ticks / 100) * 1e6 / rows);
+if (rows > 0 && t1 > t0) l.cpu = { busyPercent: Math.round(100 * (b1 - b0) / (t1 - t0)), serverMicros: micros(own1 - own0), databaseMicros: micros(pg1 - pg0) };
+console.log(JSON.stringify(l));' "$line" "$wal" "$cpu_start" "$cpu_end" "$(( ${end#* } - ${start#* } ))"
 }
 
 before=$(yardstick_run)
@@ -94,6 +114,14 @@ const half = row('POST /v1/intents at half its maximum rate');
 const fee = row('POST /v1/feedback');
 const read = row('GET /v1/intents/{id}');
 const hello = row("Fastify's hello-world");
+// bench/intents.ts' CPU table: | name | busy% | server µs | PostgreSQL µs |
+const cpuOf = (prefix) => {
+  const line = purser.split('\n').find((l) => l.startsWith(`| ${prefix}`) && /\| \d+% \|/.test(l));
+  if (!line) return null;
+  const cells = line.split('|').map((c) => c.trim());
+  return { busyPercent: Number(cells[2].replace('%', '')), serverMicros: Number(cells[3]), databaseMicros: Number(cells[4]) };
+};
+const cpuRow = (name, cpu) => (cpu ? [`| ${name} | ${cpu.busyPercent}% | ${cpu.serverMicros} | ${cpu.databaseMicros} |`] : []);
 if (!admission || !fee) {
   console.error(purser);
   console.error('bench/intents.ts did not report its rows');
@@ -130,6 +158,16 @@ const lines = [
     ? [`ceiling: Purser's admission writes in one SQL call / perfref: ${(ownReference.rps / mean).toFixed(2)}; the admission / that call: ${(admission.rps / ownReference.rps).toFixed(2)}`]
     : []),
   ...(read && hello ? [`authenticated read / Fastify's hello-world: ${(read.rps / hello.rps).toFixed(2)}`] : []),
+  '',
+  'Where the cores went, per admission (the warm-up included; the rest of the busy time is the load generator\'s):',
+  '',
+  '| Run | cores busy | server core µs | PostgreSQL core µs |',
+  '|---|--:|--:|--:|',
+  ...cpuRow('perfref (before)', a.cpu),
+  ...cpuRow('POST /v1/intents (admission)', cpuOf('POST /v1/intents (admission)')),
+  ...cpuRow("Purser's writes in one SQL call", cpuOf('reference for /v1/intents: one SQL')),
+  ...cpuRow('POST /v1/feedback, keyed fee path', cpuOf('POST /v1/feedback')),
+  ...cpuRow('perfref (after)', b.cpu),
   '',
 ];
 const md = lines.join('\n');
