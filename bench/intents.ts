@@ -24,6 +24,7 @@ import {
   waitUntilReady,
   type ServiceProcess,
 } from '../test/support/service-process.ts';
+import { freePort } from '../test/support/throwaway-postgres.ts';
 import { prepareBenchDatabase } from './database.ts';
 import { REFERENCE_FEEDBACK_FUNCTION, REFERENCE_FUNCTION } from './reference-admission.ts';
 import { seedAccount } from './seed.ts';
@@ -70,6 +71,56 @@ interface Row {
   walPerRow?: number | null;
   /** CPU per row the run added, the warm-up included: the server's process and PostgreSQL's. */
   cpu?: CpuCost | null;
+  /** The service's own counters over the run (its metrics port), for the service's runs. */
+  counters?: ServiceCounters | null;
+}
+
+/** What the service's metrics say about one run: where a request waited. */
+interface ServiceCounters {
+  /** How late the event loop ran its 10 ms timer: p99 and the largest, in ms. */
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+  /** The ledger's batched statements in the run, and the bookings they carried. */
+  statements: number;
+  bookings: number;
+  /** How long a booking waited for its statement: p50 and p99, as bucket upper bounds, in ms. */
+  waitP50Ms: number | null;
+  waitP99Ms: number | null;
+}
+
+/** The sample values of a Prometheus text exposition, by the sample's name and labels as written. */
+async function scrapeMetrics(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(url)).text();
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line.trim() === '') continue;
+    const at = line.lastIndexOf(' ');
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return samples;
+}
+
+/** The counters between two scrapes (the event loop's delay is the second scrape's own reading). */
+function serviceCounters(before: Map<string, number>, after: Map<string, number>): ServiceCounters {
+  const delta = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+  const buckets = [...after.keys()]
+    .filter((k) => k.startsWith('purser_ledger_batch_wait_seconds_bucket{'))
+    .map((k) => ({ le: Number(/le="([^"]+)"/.exec(k)?.[1] ?? NaN), n: delta(k) }))
+    .filter((b) => Number.isFinite(b.le))
+    .sort((a, b) => a.le - b.le);
+  const waits = delta('purser_ledger_batch_wait_seconds_count');
+  const quantile = (q: number) => {
+    const bucket = buckets.find((b) => b.n >= q * waits);
+    return waits > 0 && bucket ? bucket.le * 1000 : null;
+  };
+  return {
+    loopDelayP99Ms: (after.get('purser_event_loop_delay_seconds{quantile="0.99"}') ?? NaN) * 1000,
+    loopDelayMaxMs: (after.get('purser_event_loop_delay_seconds{quantile="1"}') ?? NaN) * 1000,
+    statements: delta('purser_ledger_batch_bookings_count'),
+    bookings: delta('purser_ledger_batch_bookings_sum'),
+    waitP50Ms: quantile(0.5),
+    waitP99Ms: quantile(0.99),
+  };
 }
 
 async function seed(config: ReturnType<typeof testConfig>): Promise<BenchAccount[]> {
@@ -256,6 +307,24 @@ async function startChildServer(script: string, env: Record<string, string> = {}
   return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
 
+/** The service's counters of its write runs, as lines of the report. */
+function counterLines(rows: Row[]): string[] {
+  const measured = rows.filter((r) => r.counters);
+  if (measured.length === 0) return [];
+  const ms = (n: number | null) => (n === null || !Number.isFinite(n) ? '–' : n.toFixed(1));
+  return [
+    '| Service run | event loop delay p99 / max ms | batched statements | bookings per statement | booking wait p50 / p99 ms (≤) |',
+    '|---|--:|--:|--:|--:|',
+    ...measured.map((r) => {
+      const c = r.counters!;
+      return `| ${r.name} | ${ms(c.loopDelayP99Ms)} / ${ms(c.loopDelayMaxMs)} | ${c.statements.toLocaleString('en-US')} | ${
+        c.statements > 0 ? (c.bookings / c.statements).toFixed(1) : '–'
+      } | ${ms(c.waitP50Ms)} / ${ms(c.waitP99Ms)} |`;
+    }),
+    '',
+  ];
+}
+
 /**
  * Where the machine's time went in the write runs: core µs per admitted row in the server's
  * process and in PostgreSQL's, and how busy both cores were (the load generator and the bench
@@ -285,6 +354,8 @@ async function main(): Promise<number> {
   let hello: Awaited<ReturnType<typeof startChildServer>> | null = null;
   try {
     const accounts = await seed(database.config);
+    const metricsPort = await freePort();
+    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     const poolSize = database.config.databasePoolSize;
     service = await startServiceProcess({
       env: {
@@ -296,6 +367,7 @@ async function main(): Promise<number> {
         // No executor drains the queue during a bench: its bounds must not refuse the load.
         INTENT_QUEUE_PER_WALLET: '100000',
         INTENT_QUEUE_MAX: '10000000',
+        METRICS_PORT: String(metricsPort),
         ...(process.env['BENCH_RUN_WORKERS'] ? { RUN_WORKERS: process.env['BENCH_RUN_WORKERS'] } : {}),
       },
       // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops.
@@ -354,7 +426,6 @@ async function main(): Promise<number> {
         [after.lsn, before.lsn],
       );
       const added = Number(after.n) - Number(before.n);
-      await drained(row.name);
       return {
         ...row,
         walPerRow: added > 0 ? Math.round(Number(rows[0]!.bytes) / added) : null,
@@ -366,15 +437,22 @@ async function main(): Promise<number> {
       url: string;
       /** The server's process, for its CPU counters. */
       pid: number;
+      /** The server's metrics (the service's), read before and after each of its runs. */
+      metrics?: string;
       target: Target;
     }
     // Two servers alternate, REPEAT pairs at the maximum rate, so drift of the shared machine hits
     // both alike; the median pair (by ratio) is reported, every pair listed.
     const compare = async (first: Side, second: Side, table: string | null) => {
       const pairs: { service: Row; reference: Row; ratio: number }[] = [];
-      const run = (side: Side) => {
+      const run = async (side: Side) => {
         const go = () => load(side.label, side.url, side.target, accounts, 'max');
-        return table ? walPerRow(table, side.pid, go) : go();
+        const before = side.metrics ? await scrapeMetrics(side.metrics) : null;
+        let row = await (table ? walPerRow(table, side.pid, go) : go());
+        if (before && side.metrics)
+          row = { ...row, counters: serviceCounters(before, await scrapeMetrics(side.metrics)) };
+        if (table) await drained(row.name);
+        return row;
       };
       for (let i = 0; i < REPEAT; i += 1) {
         const s = await run(first);
@@ -409,6 +487,7 @@ async function main(): Promise<number> {
         label: 'POST /v1/intents (admission), a new Idempotency-Key each',
         url: svc.url,
         pid: svc.pid,
+        metrics: metricsUrl,
         target: INTENT,
       },
       referenceSide(INTENT),
@@ -443,6 +522,7 @@ async function main(): Promise<number> {
         label: 'POST /v1/feedback (1 USD prepaid fee), a new Idempotency-Key each',
         url: svc.url,
         pid: svc.pid,
+        metrics: metricsUrl,
         target: FEEDBACK,
       },
       referenceSide(FEEDBACK),
@@ -533,6 +613,7 @@ async function main(): Promise<number> {
         feedback.median.service,
         feedback.median.reference,
       ]),
+      ...counterLines([intents.median.service, feedback.median.service]),
       ...(drains.length > 0
         ? [
             `The executor's backlog after each admitting run, waited for before the next run: ${drains

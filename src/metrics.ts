@@ -12,6 +12,7 @@ import { gaugeOnScrape, type GaugeReading, type Metrics } from './core/metrics.t
 import { watchCursors } from './modules/chainwatch/index.ts';
 import { peekTokens, PM_RATE_LANE_KINDS, rateLaneName, type PmRateLanes } from './modules/ratelanes/index.ts';
 import { openIntentCounts } from './modules/intents/index.ts';
+import { observeBatches } from './modules/ledger/index.ts';
 import { deliveryBacklog } from './modules/webhooks/index.ts';
 
 export function registerScrapedGauges(
@@ -186,4 +187,39 @@ export function domainObservers(metrics: Metrics): DomainObservers {
   };
   observers.set(metrics, made);
   return made;
+}
+
+/**
+ * The ledger's batched bookings (group commit): how many bookings each statement carried, how long
+ * each booking waited for its statement, and the batches whose statement failed as a whole (their
+ * bookings then go one by one). Registered once per `metrics`, for `db`'s batcher.
+ */
+export function registerBatchMetrics(metrics: Metrics, db: Db): void {
+  const registers = [metrics.registry];
+  const bookings = new Histogram({
+    name: 'purser_ledger_batch_bookings',
+    help: 'Bookings per batched statement of the ledger (fees and other bookings that commit alone).',
+    buckets: [1, 2, 4, 8, 16, 32, 64],
+    registers,
+  });
+  const wait = new Histogram({
+    name: 'purser_ledger_batch_wait_seconds',
+    help: 'Time a booking waited in the batcher before its statement went out.',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
+    registers,
+  });
+  const fallbacks = new Counter({
+    name: 'purser_ledger_batch_fallbacks_total',
+    help: 'Batched statements that failed as a whole, their bookings then retried one by one.',
+    registers,
+  });
+  observeBatches(db, {
+    statement(count, waitedSeconds) {
+      bookings.observe(count);
+      for (const seconds of waitedSeconds) wait.observe(seconds);
+    },
+    fallback() {
+      fallbacks.inc();
+    },
+  });
 }

@@ -27,7 +27,7 @@ import { buildTokenRegistry } from './modules/registry/index.ts';
 import { rebalanceRunDeps, recoverSubmittedMints } from './modules/rebalances/index.ts';
 import { jobHandlers, schedulesFor } from './jobs.ts';
 import { createMetrics, serveMetrics } from './core/metrics.ts';
-import { domainObservers, registerScrapedGauges } from './metrics.ts';
+import { domainObservers, registerBatchMetrics, registerScrapedGauges } from './metrics.ts';
 import { createWebhookDispatcher } from './modules/webhooks/index.ts';
 
 export interface ServiceOptions {
@@ -183,6 +183,7 @@ export async function startService(
       rateLanes: config.pm.rateLanes,
       ...(handle.kind === 'postgres' ? { pool: handle.pool } : {}),
     });
+    registerBatchMetrics(metrics, handle.db);
     const deps: AppDeps = {
       config,
       metrics,

@@ -2,7 +2,8 @@
 // in the text exposition format (parsed here by a Prometheus text-format parser), counting the
 // API's requests by route pattern, status and error code, the committed domain events and ended
 // intents, and reading the job queue, open intents, the webhook backlog, a rate lane's tokens,
-// the chain watcher's lag and (on PostgreSQL) the database pool when scraped.
+// the chain watcher's lag and (on PostgreSQL) the database pool when scraped; the event loop's
+// delay between scrapes and the ledger's batched statements.
 
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,7 +14,9 @@ import { devnetRpcUrls } from '../devnet/devnet.ts';
 import { emitEvent } from '../modules/events/index.ts';
 import { rateLaneName, takeTokens } from '../modules/ratelanes/index.ts';
 import { withTransaction, type Tx } from './db/database.ts';
-import { registerScrapedGauges } from '../metrics.ts';
+import { registerBatchMetrics, registerScrapedGauges } from '../metrics.ts';
+import { groupBatcher, prepaidAccount, transfer, TREASURY, USD } from '../modules/ledger/index.ts';
+import { newId } from './ids.ts';
 import { enqueueJob } from './jobs/index.ts';
 import { createMetrics, serveMetrics } from './metrics.ts';
 
@@ -31,6 +34,7 @@ beforeAll(async () => {
     rateLanes: t.deps.config.pm.rateLanes,
     ...(t.db.kind === 'postgres' ? { pool: t.db.pool } : {}),
   });
+  registerBatchMetrics(metrics, t.db.db);
   served = await serveMetrics(metrics, '127.0.0.1', 0);
 });
 afterAll(async () => {
@@ -173,6 +177,54 @@ describe('metrics', () => {
     expect(count(after, 'purser_intents_ended_total', { status: 'aborted', reason: 'NEVER_COMMITTED' })).toBe(
       0,
     );
+  });
+
+  it("report how late the event loop ran between two scrapes, and the ledger's batched statements", async () => {
+    // The first scrape starts the loop's timer (and any earlier one reads it); then the loop is
+    // blocked for 80 ms by synchronous work, as a slow handler would.
+    await scrape();
+    await new Promise((r) => setTimeout(r, 30));
+    const until = performance.now() + 80;
+    while (performance.now() < until) {
+      // blocking the event loop on purpose
+    }
+    await new Promise((r) => setTimeout(r, 30));
+    const delay = family(await scrape(), 'purser_event_loop_delay_seconds');
+    expect(delay.type).toBe('GAUGE');
+    expect(Number(sample(delay, { quantile: '1' })?.value)).toBeGreaterThanOrEqual(0.06);
+    expect(Number(sample(delay, { quantile: '0.5' })?.value)).toBeLessThan(0.06);
+    // Nothing blocked since: the next scrape reads a quiet loop.
+    await new Promise((r) => setTimeout(r, 50));
+    const quiet = family(await scrape(), 'purser_event_loop_delay_seconds');
+    expect(Number(sample(quiet, { quantile: '1' })?.value)).toBeLessThan(0.06);
+
+    // Twelve bookings handed to the batcher at once go out in fewer statements, each counted once.
+    const histogram = (families: ParsedFamily[], name: string) => {
+      const m = family(families, name).metrics[0] as { count?: string; sum?: string } | undefined;
+      return { count: Number(m?.count ?? 0), sum: Number(m?.sum ?? 0) };
+    };
+    const before = await scrape();
+    const user = await createAccountWithSession(t.db.db);
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        groupBatcher(t.db.db).post(t.deps.clock, {
+          settlementId: `metrics:${newId('n')}`,
+          accountId: user.accountId,
+          kind: 'topup',
+          entries: transfer(TREASURY, prepaidAccount(user.accountId), USD, 1_000_000n),
+        }),
+      ),
+    );
+    expect(results.every((r) => r.ok && !r.replayed)).toBe(true);
+    const after = await scrape();
+    const statements = histogram(after, 'purser_ledger_batch_bookings');
+    const statementsBefore = histogram(before, 'purser_ledger_batch_bookings');
+    expect(statements.sum - statementsBefore.sum).toBe(12);
+    expect(statements.count - statementsBefore.count).toBeGreaterThanOrEqual(1);
+    expect(statements.count - statementsBefore.count).toBeLessThan(12);
+    const waits = histogram(after, 'purser_ledger_batch_wait_seconds');
+    expect(waits.count - histogram(before, 'purser_ledger_batch_wait_seconds').count).toBe(12);
+    expect(family(after, 'purser_ledger_batch_fallbacks_total').type).toBe('COUNTER');
   });
 
   it("read a rate lane's tokens left and the chain watcher's lag behind the head when scraped", async () => {

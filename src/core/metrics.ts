@@ -5,6 +5,7 @@
 
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface Metrics {
@@ -28,6 +29,7 @@ export function createMetrics(): Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  eventLoopDelay(registry);
   return {
     registry,
     observeRequest(method, route, status, code, seconds) {
@@ -35,6 +37,36 @@ export function createMetrics(): Metrics {
       duration.observe({ method, route }, seconds);
     },
   };
+}
+
+/**
+ * How late the event loop ran a 10 ms timer between two scrapes (the median, the 99th percentile
+ * and the largest, in seconds): synchronous work that blocks the loop delays every request waiting
+ * on it. The timer starts at the first scrape, which reports nothing, so a process never scraped
+ * runs none.
+ */
+function eventLoopDelay(registry: Registry): void {
+  let histogram: IntervalHistogram | null = null;
+  new Gauge({
+    name: 'purser_event_loop_delay_seconds',
+    help: 'How late the event loop ran a 10 ms timer since the previous scrape: quantile 0.5, 0.99 and 1 (the largest).',
+    labelNames: ['quantile'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      if (!histogram) {
+        histogram = monitorEventLoopDelay({ resolution: 10 });
+        histogram.enable();
+        return;
+      }
+      if (histogram.count > 0) {
+        this.set({ quantile: '0.5' }, histogram.percentile(50) / 1e9);
+        this.set({ quantile: '0.99' }, histogram.percentile(99) / 1e9);
+        this.set({ quantile: '1' }, histogram.max / 1e9);
+      }
+      histogram.reset();
+    },
+  });
 }
 
 export interface GaugeReading {

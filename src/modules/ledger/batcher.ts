@@ -28,8 +28,18 @@ export interface GroupBatcherOptions {
 export const DEFAULT_BATCHER_OPTIONS: GroupBatcherOptions = { maxBatch: 64, maxInFlight: 2 };
 
 interface Waiting extends BatchedGroup {
+  /** performance.now() when it was handed to the batcher: how long it waited for its statement. */
+  queuedAt: number;
   resolve(result: PostGroupResult): void;
   reject(err: unknown): void;
+}
+
+/** What the batcher reports as it works (the metrics): each statement it sends, each fallback. */
+export interface BatchObserver {
+  /** A statement went out with `bookings` bookings, which had waited `waitedSeconds` each. */
+  statement(bookings: number, waitedSeconds: number[]): void;
+  /** A batch's statement failed as a whole: its bookings are retried one by one. */
+  fallback(): void;
 }
 
 export interface BatcherStats {
@@ -46,6 +56,7 @@ export class GroupBatcher {
   private readonly waiting: Waiting[] = [];
   private inFlight = 0;
   readonly stats: BatcherStats = { batches: 0, bookings: 0, fallbacks: 0, waited: 0, largest: 0 };
+  observer: BatchObserver | null = null;
 
   constructor(
     readonly db: Db,
@@ -62,7 +73,14 @@ export class GroupBatcher {
     if (problems.length > 0)
       return Promise.reject(new LedgerError(`ledger group refused: ${problems.join('; ')}`));
     return new Promise<PostGroupResult>((resolve, reject) => {
-      this.waiting.push({ params, at: clock.now(), ...(guard ? { guard } : {}), resolve, reject });
+      this.waiting.push({
+        params,
+        at: clock.now(),
+        queuedAt: performance.now(),
+        ...(guard ? { guard } : {}),
+        resolve,
+        reject,
+      });
       this.next();
     });
   }
@@ -82,6 +100,11 @@ export class GroupBatcher {
     this.stats.batches += 1;
     this.stats.bookings += batch.length;
     this.stats.largest = Math.max(this.stats.largest, batch.length);
+    const started = performance.now();
+    this.observer?.statement(
+      batch.length,
+      batch.map((w) => (started - w.queuedAt) / 1000),
+    );
     // Row locks in one order across concurrent batches (the prepaid balance rows are per account).
     const ordered = [...batch].sort((a, b) => compareAccounts(a.params.accountId, b.params.accountId));
     if (ordered.length === 1) {
@@ -94,6 +117,7 @@ export class GroupBatcher {
       return;
     } catch {
       this.stats.fallbacks += 1;
+      this.observer?.fallback();
     }
     // Each booking alone, side by side, as if each had come on its own: a booking that waits (for
     // an Idempotency-Key held by a request in flight, say) holds up no other.
@@ -152,6 +176,11 @@ function compareAccounts(a: string | null, b: string | null): number {
 }
 
 const batchers = new WeakMap<Db, GroupBatcher>();
+
+/** Reports what `db`'s batcher does to `observer` from now on (the metrics do this once). */
+export function observeBatches(db: Db, observer: BatchObserver): void {
+  groupBatcher(db).observer = observer;
+}
 
 /** The process's batcher for `db` (one per database handle, so every route shares it). */
 export function groupBatcher(db: Db): GroupBatcher {

@@ -40,6 +40,8 @@ export {
   DEFAULT_BATCHER_OPTIONS,
   GroupBatcher,
   groupBatcher,
+  observeBatches,
+  type BatchObserver,
   type BatcherStats,
   type GroupBatcherOptions,
 } from './batcher.ts';
