@@ -70,6 +70,9 @@ function serviceEnv(fault: boolean): Record<string, string> {
     PURSER_TREASURY_ADDRESS: setup.treasury,
     PAYMENTS_RECONCILE_AFTER_SECONDS: '1',
     JOBS_POLL_INTERVAL_MS: '100',
+    // The doomed process may die while its reconciler run holds the job: the survivor takes the
+    // job over once that claim's lease runs out, so the lease is short here (60 s by default).
+    JOBS_LEASE_MS: '3000',
     ...(fault ? { PURSER_FAULT_CRASH_AFTER_BROADCAST: '1' } : {}),
   };
 }
@@ -167,7 +170,15 @@ describe.skipIf(!onPostgres)('a service killed right after broadcasting an x402 
     try {
       await expect.poll(status, { timeout: 40_000, interval: 250 }).toBe('settled');
     } catch (err) {
-      throw new Error(`not settled; the restarted service said:\n${survivor.tail(60)}`, { cause: err });
+      const jobs = await db
+        .selectFrom('jobs')
+        .select(['state', 'attempts', 'locked_until', 'last_error'])
+        .where('name', '=', 'payments.reconcile')
+        .execute();
+      throw new Error(
+        `not settled; reconciler jobs: ${JSON.stringify(jobs)}; the restarted service said:\n${survivor.tail(60)}`,
+        { cause: err },
+      );
     }
 
     const settled = await db
