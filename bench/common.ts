@@ -87,13 +87,14 @@ export interface CpuReading {
   database: number;
 }
 
-function processTicks(pid: number | string): number {
+function processTicks(pid: number | string, withReapedChildren = false): number {
   try {
-    // utime and stime are fields 14 and 15; the command name (field 2) may hold spaces, so count
-    // from the closing parenthesis.
+    // utime and stime are fields 14 and 15, cutime and cstime (the children it has waited for)
+    // 16 and 17; the command name (field 2) may hold spaces, so count from the closing parenthesis.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    const own = Number(fields[11]) + Number(fields[12]);
+    return withReapedChildren ? own + Number(fields[13]) + Number(fields[14]) : own;
   } catch {
     return 0;
   }
@@ -101,7 +102,11 @@ function processTicks(pid: number | string): number {
 
 /**
  * The CPU counters now (Linux /proc; null elsewhere): every core's busy time, the server process
- * `serverPid`'s and the sum over processes named `postgres` (the local server's backends).
+ * `serverPid`'s and PostgreSQL's. PostgreSQL's is the sum over the processes named `postgres` of
+ * their own time and of their reaped children's: a backend that exits between two readings (a
+ * pool closing an idle connection) leaves its time in the postmaster's children's counters, where
+ * a sum over the live processes alone would lose it, and with it the time it had before the first
+ * reading, and so count too little.
  */
 export function readCpu(serverPid: number): CpuReading | null {
   let cpuLine: string;
@@ -117,7 +122,8 @@ export function readCpu(serverPid: number): CpuReading | null {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') database += processTicks(entry);
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
+        database += processTicks(entry, true);
     } catch {
       // gone meanwhile
     }

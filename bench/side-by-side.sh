@@ -44,11 +44,12 @@ wal_mark() {
 }
 
 # The CPU counters (Linux /proc, in clock ticks): the machine's busy and total, PostgreSQL's
-# processes together, and the process `$1`.
+# processes together (with their reaped children's time: a backend that exits between two marks
+# still counts), and the process `$1`.
 cpu_mark() {
   local busy_total pg own
   busy_total=$(awk '/^cpu /{t=0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t}' /proc/stat)
-  pg=$(for p in $(pgrep -x postgres); do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null; done | awk '{s += $1} END {print s + 0}')
+  pg=$(for p in $(pgrep -x postgres); do awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null; done | awk '{s += $1} END {print s + 0}')
   own=$(awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0)
   echo "$busy_total $pg $own"
 }
