@@ -152,3 +152,26 @@ export function cpuCost(before: CpuReading | null, after: CpuReading | null, uni
     databaseMicros: micros(after.database - before.database),
   };
 }
+
+/**
+ * Node's flags for `purser serve` as `npm start` passes them (package.json's `start` script, the
+ * one place they are written), so a bench runs the service as production does.
+ */
+export function startNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const match = /\bnode((?: --[^\s]+)*) bin\/purser\.js serve\b/.exec(pkg.scripts['start'] ?? '');
+  if (!match) throw new Error('package.json\'s "start" script no longer runs `node … bin/purser.js serve`');
+  return match[1]!.split(' ').filter(Boolean);
+}
+
+/** The peak resident memory of process `pid` in MiB (VmHWM, Linux), or null. */
+export function peakResidentMiB(pid: number): number | null {
+  try {
+    const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Math.round(Number(kb) / 1024) : null;
+  } catch {
+    return null;
+  }
+}

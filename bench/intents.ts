@@ -7,7 +7,7 @@ import autocannon, { type Result } from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpuCost, readCpu, runLine, type CpuCost } from './common.ts';
+import { cpuCost, peakResidentMiB, readCpu, runLine, startNodeFlags, type CpuCost } from './common.ts';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
@@ -357,6 +357,12 @@ async function main(): Promise<number> {
     const metricsPort = await freePort();
     const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     const poolSize = database.config.databasePoolSize;
+    // As `npm start` runs it (its Node flags), unless BENCH_NODE_ARGS says otherwise
+    // (space-separated; empty for Node's defaults).
+    const serviceNodeArgs =
+      process.env['BENCH_NODE_ARGS'] !== undefined
+        ? process.env['BENCH_NODE_ARGS'].split(' ').filter(Boolean)
+        : startNodeFlags();
     service = await startServiceProcess({
       env: {
         ...database.env,
@@ -371,9 +377,12 @@ async function main(): Promise<number> {
         ...(process.env['BENCH_RUN_WORKERS'] ? { RUN_WORKERS: process.env['BENCH_RUN_WORKERS'] } : {}),
       },
       // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops.
-      ...(process.env['BENCH_CPU_PROF']
-        ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`] }
-        : {}),
+      nodeArgs: [
+        ...serviceNodeArgs,
+        ...(process.env['BENCH_CPU_PROF']
+          ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`]
+          : []),
+      ],
       startTimeoutMs: 60_000,
     });
     await waitUntilReady(service, 60_000);
@@ -580,12 +589,14 @@ async function main(): Promise<number> {
       `**${c.median.ratio.toFixed(2)}**, the median of ${REPEAT} alternating pairs (all: ${c.pairs
         .map((p) => p.ratio.toFixed(2))
         .join(', ')})`;
+    const peak = peakResidentMiB(service.pid);
     const md = [
       '# Admission against one-round-trip references (PostgreSQL)',
       '',
       runLine(),
       `- Database: ${database.description}; pool of ${poolSize} in the service and in the reference`,
       `- Load: ${CONNECTIONS} connections, ${DURATION_S} s after a ${WARMUP_S} s warm-up (maximum rate); ${ACCOUNTS} accounts round-robin, a new Idempotency-Key on every request`,
+      `- The service: Node ${process.version} with ${serviceNodeArgs.length > 0 ? serviceNodeArgs.join(' ') : 'its default flags'}; its peak resident memory ${peak === null ? 'unmeasured' : `${peak} MiB`}`,
       '',
       '| Run | rate | req/s | p50 ms | p99 ms | max ms | requests | non-2xx | errors | WAL bytes per row |',
       '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
@@ -641,6 +652,7 @@ async function main(): Promise<number> {
           intents: { ratio: intents.median.ratio, ratios: intents.pairs.map((p) => p.ratio) },
           feedback: { ratio: feedback.median.ratio, ratios: feedback.pairs.map((p) => p.ratio) },
           reads: { ratio: reads.median.ratio, ratios: reads.pairs.map((p) => p.ratio) },
+          service: { nodeArgs: serviceNodeArgs, peakResidentMiB: peak },
           books,
           drains,
           problems,
