@@ -1,12 +1,14 @@
 // Each request writes one log line when it has been answered: method, path, status and time,
 // and for an error the code of the spec's error body; nothing of the request's credentials.
 // Each committed domain event writes one line of its own (none when its transaction rolled
-// back), and an operator's switch flip is a line too.
+// back), and an operator's switch flip is a line too. A request whose events' lines tell what it
+// did (a feature request paid from the prepaid balance) writes no request line of its own.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.ts';
 import { bearer, createAccountWithSession } from '../../../test/support/identity.ts';
 import { capturedLog } from '../../../test/support/log-lines.ts';
+import { fundPrepaid } from '../../../test/support/prepaid.ts';
 import { emitEvent } from '../../modules/events/index.ts';
 import { withTransaction } from '../db/database.ts';
 
@@ -58,6 +60,45 @@ describe('request lines', () => {
     expect(unknownLine).toMatchObject({ res: { statusCode: 404 }, code: 'NOT_FOUND' });
     // The start of a request is a debug line: at info, nothing but the one line per request.
     expect(lines.filter((l) => l['msg'] === 'incoming request')).toEqual([]);
+  });
+
+  it("tells a paid feature request by its events' lines alone; its replay and a refusal have request lines", async () => {
+    const user = await createAccountWithSession(t.db.db);
+    await fundPrepaid(t.db.db, t.deps.clock, user.accountId, 1_000_000n);
+    const post = (key?: string) =>
+      t.app.fastify.inject({
+        method: 'POST',
+        url: '/v1/feedback',
+        headers: { ...bearer(user.sessionToken), ...(key ? { 'idempotency-key': key } : {}) },
+        payload: { title: 'Fewer log lines', body: 'One line tells one request.' },
+      });
+    const paid = await post('told-by-its-events');
+    expect(paid.statusCode, paid.body).toBe(201);
+    const replay = await post('told-by-its-events');
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    // The balance is spent: refused, with its error code on its request line.
+    const refused = await post();
+    expect(refused.statusCode).toBeGreaterThanOrEqual(400);
+    await new Promise((r) => setImmediate(r));
+
+    expect(requestLines(String(paid.headers['x-request-id']))).toEqual([]);
+    const told = lines.filter(
+      (l) =>
+        l['account_id'] === user.accountId &&
+        ['feedback.created', 'balance.debited'].includes(String(l['event'])),
+    );
+    expect(told.map((l) => l['event']).sort()).toEqual(['balance.debited', 'feedback.created']);
+    expect(told.find((l) => l['event'] === 'feedback.created')).toMatchObject({
+      subject: paid.json<{ id: string }>().id,
+    });
+    expect(requestLines(String(replay.headers['x-request-id']))).toMatchObject([
+      { msg: 'request completed', res: { statusCode: 201 } },
+    ]);
+    const completed = (id: unknown) =>
+      requestLines(String(id)).filter((l) => l['msg'] === 'request completed');
+    expect(completed(refused.headers['x-request-id'])).toMatchObject([
+      { res: { statusCode: refused.statusCode }, code: refused.json<{ code: string }>().code },
+    ]);
   });
 
   it('writes one line per committed domain event, none for one rolled back, and one per switch flip', async () => {

@@ -1,8 +1,8 @@
 // One log line per request, written when the answer has gone out: method, path, status, time
-// and, for an error, its code from the spec's error body; none for a request whose domain event's
-// line tells what it did (an intent's admission: `toldByEventLine`). (Fastify's own request logging writes
-// two lines per request and neither names the error.) The line where a request starts is kept
-// at debug level, for following requests in flight.
+// and, for an error, its code from the spec's error body; none for a request whose domain events'
+// lines tell what it did (an intent's admission, a paid feature request: `toldByEventLine`).
+// (Fastify's own request logging writes two lines per request and neither names the error.) The
+// line where a request starts is kept at debug level, for following requests in flight.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Metrics } from '../metrics.ts';

@@ -1,4 +1,5 @@
 import { actorOf } from '../../core/http/actor.ts';
+import { toldByEventLine } from '../../core/http/request-log.ts';
 import { defineRoute, type RouteDefinition } from '../../core/http/route-table.ts';
 import { pendingSettlementBody } from '../billing/index.ts';
 import { PendingSettlement, type SettlementEffects } from '../payments/index.ts';
@@ -16,6 +17,7 @@ import {
   prepaidFeedbackAnswer,
   recordPrepaidFeedback,
   recordPrepaidFeedbackAlone,
+  type PrepaidFeedbackResult,
 } from './submit.ts';
 import { paymentHeaderOf } from './x402.ts';
 
@@ -156,14 +158,21 @@ export const feedbackRoutes = (effects: SettlementEffects): RouteDefinition[] =>
       }
       // The fee, the request and the Idempotency-Key's claim and answer are one statement
       // committed alone, in a batch with concurrent requests; with metering off (nothing to book)
-      // the request is recorded free in a transaction.
+      // the request is recorded free in a transaction. Recorded here (not replayed), the request's
+      // log line is the feedback.created event's, as an intent's admission's is intent.planned's.
+      let toldByEvent = false;
+      const told = (result: PrepaidFeedbackResult) => {
+        toldByEvent = result.state === 'created' && result.eventLine;
+        return prepaidFeedbackAnswer(result);
+      };
       const recorded = await ctx.mutateAlone(
         async (key) => {
           const alone = await recordPrepaidFeedbackAlone(ctx.deps, actor, ctx.body, key);
-          return alone === null ? null : prepaidFeedbackAnswer(alone);
+          return alone === null ? null : told(alone);
         },
-        async (tx) => prepaidFeedbackAnswer(await recordPrepaidFeedback(tx, ctx.deps, actor, ctx.body)),
+        async (tx) => told(await recordPrepaidFeedback(tx, ctx.deps, actor, ctx.body)),
       );
+      if (toldByEvent) toldByEventLine(ctx.req);
       if (recorded.status !== 402) return recorded;
       // Not stored for replay (402 never is): the retry carrying a payment must be processed.
       const required = await feedbackPaymentRequired(ctx.deps, actor.principal.accountId, ctx.requestId);

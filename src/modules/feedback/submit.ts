@@ -100,7 +100,13 @@ export function feedbackResource(deps: Pick<FeedbackDeps, 'config'>): string {
 // ------------------------------------------------------------------------------ prepaid balance
 
 export type PrepaidFeedbackResult =
-  { state: 'created'; receipt: FeedbackReceipt } | { state: 'payment_required' };
+  | {
+      state: 'created';
+      receipt: FeedbackReceipt;
+      /** The `feedback.created` event's log line will tell it (false when the booking was replayed). */
+      eventLine: boolean;
+    }
+  | { state: 'payment_required' };
 
 /**
  * Records a feature request paid from the prepaid balance, in the caller's transaction: the fee
@@ -121,7 +127,7 @@ export async function recordPrepaidFeedback(
   await insertFeatureRequest(tx, { ...request.row, updated_at: request.row.created_at });
   await emitEvent(tx, deps.clock, free.facts.event);
   await recordAudit(tx, deps.clock, free.facts.audit);
-  return { state: 'created', receipt: free.receipt };
+  return { state: 'created', receipt: free.receipt, eventLine: true };
 }
 
 /**
@@ -209,7 +215,7 @@ function prepaidFeedback(deps: Pick<FeedbackDeps, 'config' | 'clock'>, actor: Ac
     row,
     charge,
     /** The answer once the fee is booked (what an Idempotency-Key stores for replay). */
-    answer: prepaidFeedbackAnswer({ state: 'created', receipt: paid }),
+    answer: prepaidFeedbackAnswer({ state: 'created', receipt: paid, eventLine: true }),
     /**
      * Runs the charge (its statements through `on`): the created result, payment_required, or null
      * when metering is off.
@@ -222,7 +228,7 @@ function prepaidFeedback(deps: Pick<FeedbackDeps, 'config' | 'clock'>, actor: Ac
         const result = await run();
         if (!result.charged) return null;
         if (!result.replayed) created.committed(on);
-        return { state: 'created', receipt: paid };
+        return { state: 'created', receipt: paid, eventLine: !result.replayed };
       } catch (err) {
         if (err instanceof AppError && err.code === 'PAYMENT_REQUIRED') return { state: 'payment_required' };
         throw err;
