@@ -221,16 +221,24 @@ export async function requestApproval(
 export async function approvalsOf(db: DbExecutor, intentIds: string[]): Promise<Map<string, ApprovalView>> {
   const views = new Map<string, ApprovalView>();
   if (intentIds.length === 0) return views;
-  const [rows, signatures] = await Promise.all([
-    db.selectFrom('intent_approvals').selectAll().where('intent_id', 'in', intentIds).execute(),
-    db
-      .selectFrom('intent_approval_signatures')
-      .selectAll()
-      .where('intent_id', 'in', intentIds)
-      .orderBy('signed_at')
-      .orderBy('approver')
-      .execute(),
-  ]);
+  const rows = await db
+    .selectFrom('intent_approvals')
+    .selectAll()
+    .where('intent_id', 'in', intentIds)
+    .execute();
+  // Most pages hold no intent that waited: their signatures are not asked for.
+  if (rows.length === 0) return views;
+  const signatures = await db
+    .selectFrom('intent_approval_signatures')
+    .selectAll()
+    .where(
+      'intent_id',
+      'in',
+      rows.map((r) => r.intent_id),
+    )
+    .orderBy('signed_at')
+    .orderBy('approver')
+    .execute();
   for (const row of rows)
     views.set(
       row.intent_id,

@@ -458,6 +458,23 @@ describe('POST /v1/intents', () => {
     expect(await balanceOf(acc.accountId)).toBe(10n * USD - 4n * fee);
   });
 
+  it('reads an intent that never waited for approvers in one round trip; another account gets 404', async () => {
+    const acc = await setup();
+    const created = await req('POST', '/v1/intents', acc.sessionToken, conversion(acc.wallet));
+    expect(created.statusCode, created.body).toBe(201);
+    const intent = created.json<Intent>();
+    // Warm the caches a busy service keeps (the credential among them), as for the admission above.
+    expect((await req('GET', `/v1/intents/${intent.id}`, acc.sessionToken)).statusCode).toBe(200);
+    const read = await countRoundTrips(() => req('GET', `/v1/intents/${intent.id}`, acc.sessionToken));
+    expect(read.result.statusCode, read.result.body).toBe(200);
+    expect(read.result.json<Intent>()).toMatchObject({ id: intent.id, status: intent.status });
+    expect(read.result.json<Intent>().report).not.toHaveProperty('approval');
+    expect(read.roundTrips).toBe(1);
+    const other = await setup();
+    const foreign = await req('GET', `/v1/intents/${intent.id}`, other.sessionToken);
+    expect(foreign.statusCode).toBe(404);
+  });
+
   it('a refusal does not hide an answer stored under the same Idempotency-Key', async () => {
     const acc = await setup();
     const headers = { 'idempotency-key': `stored-${Math.random()}` };

@@ -19,6 +19,7 @@ import { approvalsOf } from './approvals.ts';
 import {
   cancelPlannedIntent,
   findIntent,
+  findIntentToRead,
   listIntentRows,
   type IntentKind,
   type IntentParams,
@@ -77,10 +78,12 @@ export function toIntent(row: IntentRow): Intent {
   };
 }
 
+/** The account's intent (one round trip unless it waited for approvers), or 404. */
 export async function getIntent(db: DbExecutor, accountId: string, id: string): Promise<Intent> {
-  const row = await findIntent(db, accountId, id);
-  if (!row) throw notFound(`No intent ${id} on this account.`);
-  return (await withApprovals(db, [toIntent(row)]))[0]!;
+  const found = await findIntentToRead(db, accountId, id);
+  if (!found) throw notFound(`No intent ${id} on this account.`);
+  const intent = toIntent(found.row);
+  return found.waitedForApproval ? (await withApprovals(db, [intent]))[0]! : intent;
 }
 
 /** The intents with `report.approval` where they waited (or wait) for approvers. */

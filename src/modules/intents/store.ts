@@ -88,6 +88,38 @@ export function findIntent(
   return selectIntent(db, id, accountId, lock);
 }
 
+/**
+ * The account's intent for `GET /v1/intents/{id}` and whether it ever waited for approvers (it has
+ * an approval row), in one statement, so an ordinary intent is read in one round trip; null when
+ * not found (another account's intent is not found).
+ */
+export async function findIntentToRead(
+  db: DbExecutor,
+  accountId: string,
+  id: string,
+): Promise<{ row: IntentRow; waitedForApproval: boolean } | null> {
+  if (!isIntentId(id)) return null;
+  const found = await db
+    .selectFrom('intents')
+    .selectAll('intents')
+    .select((eb) =>
+      eb
+        .exists(
+          eb
+            .selectFrom('intent_approvals')
+            .select('intent_approvals.intent_id')
+            .whereRef('intent_approvals.intent_id', '=', 'intents.id'),
+        )
+        .as('waited_for_approval'),
+    )
+    .where('intents.id', '=', id)
+    .where('intents.account_id', '=', accountId)
+    .executeTakeFirst();
+  if (!found) return null;
+  const { waited_for_approval: waited, ...row } = found;
+  return { row: toRow(row), waitedForApproval: Boolean(waited) };
+}
+
 /** The intent with this id, whatever its account (the executor's read), or null; `lock` holds it. */
 export function findIntentById(db: DbExecutor, id: string, lock = false): Promise<IntentRow | null> {
   return selectIntent(db, id, null, lock);
