@@ -11,6 +11,7 @@ import { cpuCost, peakResidentMiB, readCpu, runLine, startNodeFlags, type CpuCos
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
+import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import pg from 'pg';
 import { testConfig } from '../src/config.ts';
 import { openDatabase } from '../src/core/db/database.ts';
@@ -88,36 +89,38 @@ interface ServiceCounters {
   waitP99Ms: number | null;
 }
 
-/** The sample values of a Prometheus text exposition, by the sample's name and labels as written. */
-async function scrapeMetrics(url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(url)).text();
-  const samples = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#') || line.trim() === '') continue;
-    const at = line.lastIndexOf(' ');
-    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return samples;
+/** The service's metrics now, parsed from the text exposition format. */
+async function scrapeMetrics(url: string): Promise<ParsedFamily[]> {
+  return parsePrometheusTextFormat(await (await fetch(url)).text());
 }
 
 /** The counters between two scrapes (the event loop's delay is the second scrape's own reading). */
-function serviceCounters(before: Map<string, number>, after: Map<string, number>): ServiceCounters {
-  const delta = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
-  const buckets = [...after.keys()]
-    .filter((k) => k.startsWith('purser_ledger_batch_wait_seconds_bucket{'))
-    .map((k) => ({ le: Number(/le="([^"]+)"/.exec(k)?.[1] ?? NaN), n: delta(k) }))
+function serviceCounters(before: ParsedFamily[], after: ParsedFamily[]): ServiceCounters {
+  const sample = (families: ParsedFamily[], name: string) =>
+    families.find((f) => f.name === name)?.metrics[0];
+  const delta = (now?: string, then?: string) => Number(now ?? 0) - Number(then ?? 0);
+  const [waitsBefore, waitsAfter] = [before, after].map((f) => sample(f, 'purser_ledger_batch_wait_seconds'));
+  const [batchesBefore, batchesAfter] = [before, after].map((f) => sample(f, 'purser_ledger_batch_bookings'));
+  const buckets = Object.entries(waitsAfter?.buckets ?? {})
+    .map(([le, n]) => ({ le: Number(le), n: delta(n, waitsBefore?.buckets?.[le]) }))
     .filter((b) => Number.isFinite(b.le))
     .sort((a, b) => a.le - b.le);
-  const waits = delta('purser_ledger_batch_wait_seconds_count');
+  const waits = delta(waitsAfter?.count, waitsBefore?.count);
   const quantile = (q: number) => {
     const bucket = buckets.find((b) => b.n >= q * waits);
     return waits > 0 && bucket ? bucket.le * 1000 : null;
   };
+  const loopDelayMs = (q: string) =>
+    Number(
+      after
+        .find((f) => f.name === 'purser_event_loop_delay_seconds')
+        ?.metrics.find((m) => m.labels?.['quantile'] === q)?.value ?? NaN,
+    ) * 1000;
   return {
-    loopDelayP99Ms: (after.get('purser_event_loop_delay_seconds{quantile="0.99"}') ?? NaN) * 1000,
-    loopDelayMaxMs: (after.get('purser_event_loop_delay_seconds{quantile="1"}') ?? NaN) * 1000,
-    statements: delta('purser_ledger_batch_bookings_count'),
-    bookings: delta('purser_ledger_batch_bookings_sum'),
+    loopDelayP99Ms: loopDelayMs('0.99'),
+    loopDelayMaxMs: loopDelayMs('1'),
+    statements: delta(batchesAfter?.count, batchesBefore?.count),
+    bookings: delta(batchesAfter?.sum, batchesBefore?.sum),
     waitP50Ms: quantile(0.5),
     waitP99Ms: quantile(0.99),
   };
